@@ -1,0 +1,331 @@
+//! Card data entered on the hosted card form. Passed through to the processor, never stored:
+//! no type here prints its secret parts, not in `Debug`, not in `Display`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use time::OffsetDateTime;
+
+/// A card brand, told from the number's leading digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CardBrand {
+    /// Visa (4).
+    Visa,
+    /// Mastercard (51–55, 2221–2720).
+    Mastercard,
+    /// American Express (34, 37).
+    Amex,
+    /// Discover (6011, 65, 644–649).
+    Discover,
+    /// Anything else.
+    Other,
+}
+
+impl CardBrand {
+    /// A lower-case name, for storage and display.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CardBrand::Visa => "visa",
+            CardBrand::Mastercard => "mastercard",
+            CardBrand::Amex => "amex",
+            CardBrand::Discover => "discover",
+            CardBrand::Other => "other",
+        }
+    }
+
+    /// Parses a name written by [`CardBrand::as_str`]; unknown names are `Other`.
+    pub fn parse(s: &str) -> CardBrand {
+        match s {
+            "visa" => CardBrand::Visa,
+            "mastercard" => CardBrand::Mastercard,
+            "amex" => CardBrand::Amex,
+            "discover" => CardBrand::Discover,
+            _ => CardBrand::Other,
+        }
+    }
+
+    fn of(digits: &str) -> CardBrand {
+        let prefix = |n: usize| digits.get(..n).and_then(|p| p.parse::<u32>().ok());
+        match (prefix(1), prefix(2), prefix(3), prefix(4)) {
+            (Some(4), ..) => CardBrand::Visa,
+            (_, Some(34 | 37), ..) => CardBrand::Amex,
+            (_, Some(51..=55), ..) | (.., Some(2221..=2720)) => CardBrand::Mastercard,
+            (_, Some(65), ..) | (_, _, Some(644..=649), _) | (.., Some(6011)) => {
+                CardBrand::Discover
+            }
+            _ => CardBrand::Other,
+        }
+    }
+}
+
+/// A primary account number: 12 to 19 digits that pass the Luhn check.
+/// Spaces and dashes typed by the payer are dropped.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CardNumber(String);
+
+impl CardNumber {
+    /// Checks the digits and the Luhn sum.
+    pub fn parse(s: &str) -> Result<Self, CardFieldError> {
+        let digits: String = s.chars().filter(|c| *c != ' ' && *c != '-').collect();
+        if digits.is_empty() {
+            return Err(CardFieldError::Required);
+        }
+        if !(12..=19).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(CardFieldError::Invalid);
+        }
+        if !luhn_ok(&digits) {
+            return Err(CardFieldError::Invalid);
+        }
+        Ok(CardNumber(digits))
+    }
+
+    /// The digits, for the one call that sends them to the processor.
+    pub fn expose_digits(&self) -> &str {
+        &self.0
+    }
+
+    /// The last four digits (safe to store and show).
+    pub fn last4(&self) -> &str {
+        &self.0[self.0.len() - 4..]
+    }
+
+    /// The brand.
+    pub fn brand(&self) -> CardBrand {
+        CardBrand::of(&self.0)
+    }
+}
+
+fn luhn_ok(digits: &str) -> bool {
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(i, b)| {
+            let d = u32::from(b - b'0');
+            if i % 2 == 1 {
+                let dd = d * 2;
+                if dd > 9 {
+                    dd - 9
+                } else {
+                    dd
+                }
+            } else {
+                d
+            }
+        })
+        .sum();
+    sum % 10 == 0
+}
+
+impl fmt::Debug for CardNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CardNumber(**** {})", self.last4())
+    }
+}
+
+impl fmt::Display for CardNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "**** {}", self.last4())
+    }
+}
+
+/// A card verification value: 3 digits, or 4 for American Express.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Cvv(String);
+
+impl Cvv {
+    /// Checks the value for a card of `brand`.
+    pub fn parse(s: &str, brand: CardBrand) -> Result<Self, CardFieldError> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err(CardFieldError::Required);
+        }
+        let len_ok = match brand {
+            CardBrand::Amex => s.len() == 4,
+            _ => s.len() == 3,
+        };
+        if len_ok && s.bytes().all(|b| b.is_ascii_digit()) {
+            Ok(Cvv(s.to_owned()))
+        } else {
+            Err(CardFieldError::Invalid)
+        }
+    }
+
+    /// The digits, for the one call that sends them to the processor.
+    pub fn expose_digits(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Cvv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Cvv(***)")
+    }
+}
+
+/// A card's expiry month, not in the past.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct CardExpiry {
+    month: u8,
+    year: u16,
+}
+
+impl CardExpiry {
+    /// Parses `MM/YY`, `MM/YYYY` (spaces allowed) and checks it is this month or later.
+    pub fn parse(s: &str, now: OffsetDateTime) -> Result<Self, CardFieldError> {
+        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        if s.is_empty() {
+            return Err(CardFieldError::Required);
+        }
+        let (m, y) = s.split_once('/').ok_or(CardFieldError::Invalid)?;
+        let month: u8 = m.parse().map_err(|_| CardFieldError::Invalid)?;
+        let year: u16 = match y.len() {
+            2 => 2000 + y.parse::<u16>().map_err(|_| CardFieldError::Invalid)?,
+            4 => y.parse().map_err(|_| CardFieldError::Invalid)?,
+            _ => return Err(CardFieldError::Invalid),
+        };
+        if !(1..=12).contains(&month) || !m.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(CardFieldError::Invalid);
+        }
+        let now_year = u16::try_from(now.year()).unwrap_or(u16::MAX);
+        let now_month = u8::from(now.month());
+        if (year, month) < (now_year, now_month) {
+            return Err(CardFieldError::Expired);
+        }
+        if year > now_year + 20 {
+            return Err(CardFieldError::Invalid);
+        }
+        Ok(CardExpiry { month, year })
+    }
+
+    /// The month, 1 to 12.
+    pub fn month(&self) -> u8 {
+        self.month
+    }
+
+    /// The four-digit year.
+    pub fn year(&self) -> u16 {
+        self.year
+    }
+}
+
+impl fmt::Debug for CardExpiry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CardExpiry(**/**)")
+    }
+}
+
+/// The card holder's name as typed: 1 to 100 characters, no control characters.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CardholderName(String);
+
+impl CardholderName {
+    /// Trims and checks the name.
+    pub fn parse(s: &str) -> Result<Self, CardFieldError> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err(CardFieldError::Required);
+        }
+        if s.chars().count() > 100 || s.chars().any(char::is_control) {
+            return Err(CardFieldError::Invalid);
+        }
+        Ok(CardholderName(s.to_owned()))
+    }
+
+    /// The name, for the processor call.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for CardholderName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CardholderName(***)")
+    }
+}
+
+/// A field of the card form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CardField {
+    /// Cardholder name.
+    CardholderName,
+    /// Card number.
+    CardNumber,
+    /// Expiry.
+    Expiry,
+    /// Verification value.
+    Cvv,
+}
+
+/// What is wrong with one field of the card form (the page words it in its language).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CardFieldError {
+    /// Left empty.
+    #[error("required")]
+    Required,
+    /// Not well formed (for the number: fails the Luhn check or has the wrong length).
+    #[error("invalid")]
+    Invalid,
+    /// The expiry is in the past.
+    #[error("expired")]
+    Expired,
+}
+
+/// The card form exactly as submitted; checked into [`CardDetails`] by [`CardInput::validate`].
+#[derive(Clone, Default)]
+pub struct CardInput {
+    /// Cardholder name.
+    pub cardholder_name: String,
+    /// Card number as typed.
+    pub card_number: String,
+    /// Expiry as typed (`MM/YY`).
+    pub expiry: String,
+    /// Verification value as typed.
+    pub cvv: String,
+}
+
+impl fmt::Debug for CardInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CardInput(redacted)")
+    }
+}
+
+/// A card that passed the form checks, ready for the processor.
+#[derive(Debug, Clone)]
+pub struct CardDetails {
+    /// The holder's name.
+    pub holder: CardholderName,
+    /// The number.
+    pub number: CardNumber,
+    /// The expiry.
+    pub expiry: CardExpiry,
+    /// The verification value.
+    pub cvv: Cvv,
+}
+
+impl CardInput {
+    /// Checks every field at `now`; all failures are reported together.
+    pub fn validate(
+        &self,
+        now: OffsetDateTime,
+    ) -> Result<CardDetails, BTreeMap<CardField, CardFieldError>> {
+        let mut errors = BTreeMap::new();
+        let holder = CardholderName::parse(&self.cardholder_name)
+            .map_err(|e| errors.insert(CardField::CardholderName, e));
+        let number = CardNumber::parse(&self.card_number)
+            .map_err(|e| errors.insert(CardField::CardNumber, e));
+        let expiry =
+            CardExpiry::parse(&self.expiry, now).map_err(|e| errors.insert(CardField::Expiry, e));
+        let brand = number.as_ref().map_or(CardBrand::Other, CardNumber::brand);
+        let cvv = Cvv::parse(&self.cvv, brand).map_err(|e| errors.insert(CardField::Cvv, e));
+        match (holder, number, expiry, cvv) {
+            (Ok(holder), Ok(number), Ok(expiry), Ok(cvv)) => Ok(CardDetails {
+                holder,
+                number,
+                expiry,
+                cvv,
+            }),
+            _ => Err(errors),
+        }
+    }
+}

@@ -1,0 +1,15 @@
+#![doc = include_str!("../README.md")]
+
+pub mod auth;
+pub mod card;
+pub mod error;
+pub mod ports;
+pub mod session;
+pub mod usecases;
+pub mod values;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use error::{AuthFailure, CheckoutError, SvcCode, SvcSpec, ValidationErrors};
+pub use usecases::{Checkout, CheckoutPolicy, Ports};

@@ -1,0 +1,16 @@
+//! Ports: what the domain needs from the outside world, as small traits. Adapters implement
+//! them; every doc comment says what every implementation MUST do.
+
+mod identity;
+mod processor;
+mod sessions;
+mod system;
+mod terminals;
+
+pub use identity::{ClientStore, IdentityError, IdentityProvider};
+pub use processor::{
+    AuthorizationRequest, CardProcessor, ChallengeAnswer, ProcessorError, ProcessorOutcome,
+};
+pub use sessions::{InsertError, SessionRepository};
+pub use system::{Clock, IdGenerator};
+pub use terminals::TerminalDirectory;

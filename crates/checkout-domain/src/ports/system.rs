@@ -1,0 +1,24 @@
+//! Time and randomness, behind ports so that tests are deterministic.
+
+use time::OffsetDateTime;
+
+use crate::values::{AttemptId, InternalReference, SessionId};
+
+/// The current time.
+pub trait Clock: Send + Sync {
+    /// Now, in UTC. MUST be monotonic enough for expiry checks (wall clock is fine).
+    fn now(&self) -> OffsetDateTime;
+}
+
+/// Mints identifiers.
+pub trait IdGenerator: Send + Sync {
+    /// A new session id. MUST carry 128 bits from a cryptographically secure source in
+    /// production: session ids are bearer capabilities for the hosted pages.
+    fn session_id(&self) -> SessionId;
+
+    /// A new internal reference; MUST NOT repeat.
+    fn internal_reference(&self) -> InternalReference;
+
+    /// A new attempt id; MUST NOT repeat (it is the processor idempotency key).
+    fn attempt_id(&self) -> AttemptId;
+}

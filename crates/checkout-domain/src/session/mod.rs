@@ -1,0 +1,154 @@
+//! The payment session aggregate, its line items, charges and payment attempts.
+
+mod attempt;
+mod request;
+mod state;
+
+pub use attempt::{AttemptOutcome, PaymentAttempt};
+pub use request::{
+    ChargeRequest, ItemRequest, NewSession, SessionFlow, SessionRequest, MAX_CHARGES, MAX_ITEMS,
+};
+pub use state::{IllegalTransition, SessionEvent, SessionState};
+
+use time::OffsetDateTime;
+use url::Url;
+
+use crate::values::{
+    Amount, CallbackUrl, Culture, DisplayText, Email, InternalReference, ItemCode, LineAmount,
+    MerchantReference, SessionId, TerminalNumber,
+};
+
+/// Where the payer's browser goes after an integrated checkout (spec section 6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callbacks {
+    /// After a successful payment.
+    pub success: CallbackUrl,
+    /// After a failed payment.
+    pub fail: CallbackUrl,
+    /// On cancel or back, when given.
+    pub back: Option<CallbackUrl>,
+}
+
+/// How the payer reaches the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionKind {
+    /// Start payment: the merchant redirects the payer to the checkout page, and the service
+    /// redirects back to the callbacks.
+    IntegratedCheckout(Box<Callbacks>),
+    /// Generate payment link: a shareable link; no redirect, the merchant polls.
+    PaymentLink,
+}
+
+impl SessionKind {
+    /// `checkout` or `link`, for storage and logs.
+    pub fn tag(&self) -> &'static str {
+        match self {
+            SessionKind::IntegratedCheckout(_) => "checkout",
+            SessionKind::PaymentLink => "link",
+        }
+    }
+}
+
+/// A line item shown on the checkout page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// The merchant's item code.
+    pub code: Option<ItemCode>,
+    /// How many, at least 1.
+    pub quantity: u32,
+    /// What it is.
+    pub description: Option<DisplayText>,
+    /// Its amount, in the session's currency.
+    pub amount: LineAmount,
+}
+
+/// An additional charge (shipping, fees) shown on the checkout page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Charge {
+    /// Its name.
+    pub name: Option<DisplayText>,
+    /// Its amount, in the session's currency.
+    pub amount: LineAmount,
+}
+
+/// A payment session: what the merchant asked to collect, and where it stands.
+///
+/// Sessions are made by the start-payment and payment-link use cases from a validated
+/// [`SessionRequest`]; afterwards only `state` and `updated_at` change, and only through
+/// [`SessionState::apply`] and the repository's guarded transition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentSession {
+    /// The `checkoutSessionId`.
+    pub id: SessionId,
+    /// The terminal the session belongs to.
+    pub terminal: TerminalNumber,
+    /// The merchant's `transactionReferenceNumber`.
+    pub reference: MerchantReference,
+    /// The service's `internalTransactionReferenceNumber`.
+    pub internal_reference: InternalReference,
+    /// Integrated checkout (with callbacks) or payment link.
+    pub kind: SessionKind,
+    /// `totalTransactionAmount` and `currencyCode`.
+    pub amount: Amount,
+    /// `generalPurchaseDescription`.
+    pub description: Option<DisplayText>,
+    /// `userEmail`.
+    pub email: Option<Email>,
+    /// `culture`.
+    pub culture: Option<Culture>,
+    /// `items`.
+    pub items: Vec<Item>,
+    /// `additionalCharges`.
+    pub charges: Vec<Charge>,
+    /// Where the session stands.
+    pub state: SessionState,
+    /// When it was created (UTC).
+    pub created_at: OffsetDateTime,
+    /// When its state last changed (UTC).
+    pub updated_at: OffsetDateTime,
+    /// After this instant it can no longer be paid (for links: `expirationDateTime`).
+    pub expires_at: OffsetDateTime,
+}
+
+impl PaymentSession {
+    /// True when the expiry has passed at `now`.
+    pub fn is_past_expiry(&self, now: OffsetDateTime) -> bool {
+        now >= self.expires_at
+    }
+
+    /// True when a card may be submitted at `now`.
+    pub fn is_payable(&self, now: OffsetDateTime) -> bool {
+        self.state == SessionState::Pending && !self.is_past_expiry(now)
+    }
+
+    /// The state the merchant should see at `now`: a pending session whose expiry passed is
+    /// reported as Expired even before the sweep has written it.
+    pub fn effective_state(&self, now: OffsetDateTime) -> SessionState {
+        match self.state {
+            SessionState::Pending if self.is_past_expiry(now) => SessionState::Expired,
+            state => state,
+        }
+    }
+
+    /// Where to send the payer's browser now, for an integrated checkout in a final state:
+    /// the success URL after Successful or ApprovedTransaction, the fail URL after Failed or
+    /// Expired, the back URL (else the fail URL) after Cancelled. The session id and the
+    /// merchant reference are appended as `checkoutSessionId` and `transactionReferenceNumber`.
+    /// Payment links never redirect: `None`.
+    pub fn redirect_url(&self) -> Option<Url> {
+        let SessionKind::IntegratedCheckout(callbacks) = &self.kind else {
+            return None;
+        };
+        let target = match self.state {
+            SessionState::Successful | SessionState::ApprovedTransaction => &callbacks.success,
+            SessionState::Failed | SessionState::Expired => &callbacks.fail,
+            SessionState::Cancelled => callbacks.back.as_ref().unwrap_or(&callbacks.fail),
+            _ => return None,
+        };
+        let mut url = target.url().clone();
+        url.query_pairs_mut()
+            .append_pair("checkoutSessionId", &self.id.to_string())
+            .append_pair("transactionReferenceNumber", self.reference.as_str());
+        Some(url)
+    }
+}

@@ -1,0 +1,219 @@
+//! In-memory stores: sessions with attempts, terminals, OAuth clients.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use crate::auth::{OAuthClient, Role, Terminal};
+use crate::ports::{ClientStore, InsertError, SessionRepository, TerminalDirectory};
+use crate::session::{PaymentAttempt, PaymentSession, SessionState};
+use crate::values::{MerchantReference, SessionId, TerminalNumber};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[derive(Default)]
+struct Tables {
+    sessions: HashMap<SessionId, PaymentSession>,
+    attempts: Vec<PaymentAttempt>,
+}
+
+/// Sessions and attempts in a mutex; one lock per call makes every method atomic.
+#[derive(Default)]
+pub struct InMemorySessions {
+    tables: Mutex<Tables>,
+}
+
+impl InMemorySessions {
+    /// Every attempt recorded, oldest first.
+    pub fn attempts(&self) -> Vec<PaymentAttempt> {
+        lock(&self.tables).attempts.clone()
+    }
+
+    /// How many sessions are stored.
+    pub fn len(&self) -> usize {
+        lock(&self.tables).sessions.len()
+    }
+
+    /// True when no session is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[async_trait]
+impl SessionRepository for InMemorySessions {
+    async fn insert(&self, session: &PaymentSession) -> Result<(), InsertError> {
+        let mut t = lock(&self.tables);
+        let taken = t.sessions.values().any(|s| {
+            s.terminal == session.terminal
+                && s.reference == session.reference
+                && s.state.holds_reference()
+        });
+        if taken {
+            return Err(InsertError::DuplicateReference);
+        }
+        t.sessions.insert(session.id, session.clone());
+        Ok(())
+    }
+
+    async fn get(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
+        Ok(lock(&self.tables).sessions.get(&id).cloned())
+    }
+
+    async fn find_holding_reference(
+        &self,
+        terminal: &TerminalNumber,
+        reference: &MerchantReference,
+    ) -> anyhow::Result<Option<PaymentSession>> {
+        Ok(lock(&self.tables)
+            .sessions
+            .values()
+            .find(|s| {
+                &s.terminal == terminal && &s.reference == reference && s.state.holds_reference()
+            })
+            .cloned())
+    }
+
+    async fn transition(
+        &self,
+        id: SessionId,
+        from: SessionState,
+        to: SessionState,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        match t.sessions.get_mut(&id) {
+            Some(s) if s.state == from => {
+                s.state = to;
+                s.updated_at = at;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn begin_attempt(
+        &self,
+        attempt: &PaymentAttempt,
+        from: SessionState,
+        to: SessionState,
+    ) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        match t.sessions.get_mut(&attempt.session_id) {
+            Some(s) if s.state == from => {
+                s.state = to;
+                s.updated_at = attempt.updated_at;
+                t.attempts.push(attempt.clone());
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn finish_attempt(
+        &self,
+        attempt: &PaymentAttempt,
+        from: SessionState,
+        to: SessionState,
+    ) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        match t.sessions.get_mut(&attempt.session_id) {
+            Some(s) if s.state == from => {
+                s.state = to;
+                s.updated_at = attempt.updated_at;
+            }
+            _ => return Ok(false),
+        }
+        match t.attempts.iter_mut().find(|a| a.id == attempt.id) {
+            Some(stored) => {
+                *stored = attempt.clone();
+                Ok(true)
+            }
+            None => Err(anyhow::anyhow!("attempt {} was never begun", attempt.id)),
+        }
+    }
+
+    async fn latest_attempt(&self, session: SessionId) -> anyhow::Result<Option<PaymentAttempt>> {
+        Ok(lock(&self.tables)
+            .attempts
+            .iter()
+            .rev()
+            .find(|a| a.session_id == session)
+            .cloned())
+    }
+
+    async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64> {
+        let mut t = lock(&self.tables);
+        let mut n = 0;
+        for s in t.sessions.values_mut() {
+            if s.state == SessionState::Pending && s.expires_at <= now {
+                s.state = SessionState::Expired;
+                s.updated_at = now;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Terminals in a map.
+#[derive(Default)]
+pub struct InMemoryTerminals {
+    terminals: Mutex<HashMap<TerminalNumber, Terminal>>,
+}
+
+impl InMemoryTerminals {
+    /// Adds or replaces a terminal.
+    pub fn add(&self, terminal: Terminal) {
+        lock(&self.terminals).insert(terminal.number.clone(), terminal);
+    }
+}
+
+#[async_trait]
+impl TerminalDirectory for InMemoryTerminals {
+    async fn get_terminal(&self, number: &TerminalNumber) -> anyhow::Result<Option<Terminal>> {
+        Ok(lock(&self.terminals).get(number).cloned())
+    }
+}
+
+/// OAuth clients in a map. Test secrets are kept as `plain:<secret>`, which only
+/// [`FakeIdentity`](super::FakeIdentity) understands; the real store keeps Argon2id hashes.
+#[derive(Default)]
+pub struct InMemoryClients {
+    clients: Mutex<HashMap<String, OAuthClient>>,
+}
+
+impl InMemoryClients {
+    /// Adds or replaces a client.
+    pub fn add_client(
+        &self,
+        client_id: &str,
+        secret: &str,
+        terminal: &str,
+        roles: Vec<Role>,
+        active: bool,
+    ) {
+        let terminal = TerminalNumber::parse(terminal).unwrap_or_else(|_| unreachable!());
+        lock(&self.clients).insert(
+            client_id.to_owned(),
+            OAuthClient {
+                client_id: client_id.to_owned(),
+                secret_hash: format!("plain:{secret}"),
+                terminal,
+                roles,
+                active,
+            },
+        );
+    }
+}
+
+#[async_trait]
+impl ClientStore for InMemoryClients {
+    async fn get_client(&self, client_id: &str) -> anyhow::Result<Option<OAuthClient>> {
+        Ok(lock(&self.clients).get(client_id).cloned())
+    }
+}

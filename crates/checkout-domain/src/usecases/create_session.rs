@@ -1,0 +1,146 @@
+//! Use cases: start payment (integrated checkout) and generate payment link.
+
+use time::OffsetDateTime;
+
+use super::Checkout;
+use crate::auth::Claims;
+use crate::error::{CheckoutError, SvcCode};
+use crate::ports::InsertError;
+use crate::session::{
+    NewSession, PaymentSession, SessionEvent, SessionFlow, SessionKind, SessionRequest,
+    SessionState,
+};
+use crate::values::TerminalNumber;
+
+/// A created payment link.
+#[derive(Debug, Clone)]
+pub struct PaymentLink {
+    /// The session behind it.
+    pub session: PaymentSession,
+    /// `paymentLink`: the configured base, `/`, the session id.
+    pub url: String,
+}
+
+impl Checkout {
+    /// POST /pay/api/start-payment: validates the request and creates an integrated checkout
+    /// session for the caller's terminal.
+    pub async fn start_payment(
+        &self,
+        caller: &Claims,
+        request: &SessionRequest,
+    ) -> Result<PaymentSession, CheckoutError> {
+        self.create_session(caller, request, SessionFlow::IntegratedCheckout)
+            .await
+    }
+
+    /// POST /pay/api/generate-payment-link: validates the request and creates a payment link
+    /// session that expires after the policy's link validity.
+    pub async fn generate_payment_link(
+        &self,
+        caller: &Claims,
+        request: &SessionRequest,
+    ) -> Result<PaymentLink, CheckoutError> {
+        let session = self
+            .create_session(caller, request, SessionFlow::PaymentLink)
+            .await?;
+        let url = self.policy.payment_link(session.id);
+        Ok(PaymentLink { session, url })
+    }
+
+    async fn create_session(
+        &self,
+        caller: &Claims,
+        request: &SessionRequest,
+        flow: SessionFlow,
+    ) -> Result<PaymentSession, CheckoutError> {
+        let new = request.validate(flow)?;
+        let terminal = self.resolve_terminal(caller, new.terminal.as_ref()).await?;
+        let now = self.now();
+        let session = self.build_session(new, terminal, flow, now);
+
+        // A reference is held by in-flight and completed sessions only (spec 7.4.1). When the
+        // holder is a session that expired unpaid, it is marked Expired, which frees the
+        // reference, and the insert is tried again (spec 4.3). Two rounds suffice: a second
+        // conflict means another live session won the reference.
+        for _ in 0..2 {
+            match self.ports.sessions.insert(&session).await {
+                Ok(()) => return Ok(session),
+                Err(InsertError::Store(e)) => return Err(e.into()),
+                Err(InsertError::DuplicateReference) => {
+                    let holder = self
+                        .ports
+                        .sessions
+                        .find_holding_reference(&session.terminal, &session.reference)
+                        .await?;
+                    match holder {
+                        Some(h) if h.state == SessionState::Pending && h.is_past_expiry(now) => {
+                            let to = h.state.apply(SessionEvent::ExpiryPassed)?;
+                            self.ports
+                                .sessions
+                                .transition(h.id, h.state, to, now)
+                                .await?;
+                        }
+                        Some(_) => return Err(CheckoutError::svc(SvcCode::Svc001)),
+                        None => {}
+                    }
+                }
+            }
+        }
+        Err(CheckoutError::svc(SvcCode::Svc001))
+    }
+
+    /// The terminal the session is for: the request's `terminalNumber`, else the caller's
+    /// (spec 5.4). It must be the caller's own, provisioned and active, else SVC_005.
+    async fn resolve_terminal(
+        &self,
+        caller: &Claims,
+        requested: Option<&TerminalNumber>,
+    ) -> Result<TerminalNumber, CheckoutError> {
+        let number = match requested {
+            Some(t) if *t != caller.terminal => {
+                return Err(CheckoutError::svc_with(
+                    SvcCode::Svc005,
+                    "The terminalNumber is not the terminal of the authenticated client.",
+                ))
+            }
+            _ => &caller.terminal,
+        };
+        match self.ports.terminals.get_terminal(number).await? {
+            Some(t) if t.active => Ok(t.number),
+            _ => Err(CheckoutError::svc(SvcCode::Svc005)),
+        }
+    }
+
+    fn build_session(
+        &self,
+        new: NewSession,
+        terminal: TerminalNumber,
+        flow: SessionFlow,
+        now: OffsetDateTime,
+    ) -> PaymentSession {
+        let (kind, validity) = match (flow, new.callbacks) {
+            (SessionFlow::IntegratedCheckout, Some(callbacks)) => (
+                SessionKind::IntegratedCheckout(Box::new(callbacks)),
+                self.policy.checkout_validity,
+            ),
+            _ => (SessionKind::PaymentLink, self.policy.link_validity),
+        };
+        PaymentSession {
+            id: self.ports.ids.session_id(),
+            terminal,
+            reference: new.reference,
+            internal_reference: self.ports.ids.internal_reference(),
+            kind,
+            amount: new.amount,
+            description: new.description,
+            email: new.email,
+            culture: new.culture,
+            items: new.items,
+            charges: new.charges,
+            state: SessionState::Pending,
+            created_at: now,
+            updated_at: now,
+            expires_at: now + validity,
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! Value types that can only be built valid.
+
+mod callback;
+mod contact;
+mod currency;
+mod ids;
+mod money;
+mod text;
+
+pub use callback::{CallbackUrl, InvalidUrl};
+pub use contact::{Culture, Email, InvalidEmail, UnknownCulture};
+pub use currency::{Currency, UnknownCurrency};
+pub use ids::{AttemptId, InternalReference, InvalidId, SessionId};
+pub use money::{Amount, AmountError, LineAmount};
+pub use text::{DisplayText, ItemCode, MerchantReference, TerminalNumber, TextError};
