@@ -1,1 +1,92 @@
-//! placeholder
+#![doc = include_str!("../README.md")]
+
+pub mod api;
+pub mod auth;
+pub mod dto;
+pub mod json_body;
+pub mod openapi;
+pub mod problem;
+pub mod request_context;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpResponse, ResponseError};
+use checkout_domain::Checkout;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::problem::ApiError;
+
+/// What every route needs: the use cases and the public keys.
+pub struct AppState {
+    /// The use cases.
+    pub checkout: Checkout,
+    /// The JSON Web Key Set served at `/.well-known/jwks.json`.
+    pub jwks: serde_json::Value,
+}
+
+async fn not_found() -> HttpResponse {
+    ApiError::http(StatusCode::NOT_FOUND, "No resource exists at this address.").error_response()
+}
+
+async fn method_not_allowed() -> HttpResponse {
+    ApiError::http(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "This method is not allowed on this resource.",
+    )
+    .error_response()
+}
+
+async fn swagger_redirect() -> HttpResponse {
+    HttpResponse::MovedPermanently()
+        .insert_header(("Location", "/swagger/"))
+        .finish()
+}
+
+/// The whole web application: JSON API, public keys, OpenAPI and Swagger UI, with ProblemDetails
+/// for unknown routes and wrong methods, and the per-request context middleware.
+pub fn build_app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(state)
+        .app_data(web::PayloadConfig::new(json_body::MAX_JSON_BODY))
+        .wrap(from_fn(request_context::track))
+        .service(
+            web::resource("/api/public/security/auth")
+                .route(web::post().to(api::token::issue_token))
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/pay/api/start-payment")
+                .route(web::post().to(api::start_payment::start_payment))
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/pay/api/generate-payment-link")
+                .route(web::post().to(api::payment_link::generate_payment_link))
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/pay/api/payment/{checkoutSessionId}")
+                .route(web::get().to(api::status::payment_status))
+                .default_service(web::to(method_not_allowed)),
+        )
+        .service(
+            web::resource("/.well-known/jwks.json")
+                .route(web::get().to(api::jwks::jwks))
+                .default_service(web::to(method_not_allowed)),
+        )
+        .route("/swagger", web::get().to(swagger_redirect))
+        .service(SwaggerUi::new("/swagger/{_:.*}").url("/openapi.json", openapi::document()))
+        .default_service(web::to(not_found))
+}

@@ -1,0 +1,38 @@
+//! GET /pay/api/payment/{checkoutSessionId} (spec 4.4).
+
+use actix_web::{web, HttpResponse};
+
+use crate::auth::Caller;
+use crate::dto::PaymentStatusResponse;
+use crate::problem::{ApiError, ProblemDetails};
+use crate::AppState;
+
+/// Reads the state of one of the caller's payment sessions. Sessions of other terminals
+/// answer 404, exactly like unknown ids.
+#[utoipa::path(
+    get,
+    path = "/pay/api/payment/{checkoutSessionId}",
+    tag = "Payments",
+    security(("bearer" = [])),
+    params(
+        ("checkoutSessionId" = String, Path, description = "Session identifier"),
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+    ),
+    responses(
+        (status = 200, description = "The payment status record", body = PaymentStatusResponse),
+        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 404, description = "SVC_007 payment session not found", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+    )
+)]
+pub async fn payment_status(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let session = state.checkout.payment_status(&caller.0, &path).await?;
+    let now = state.checkout.now();
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(PaymentStatusResponse::new(&session, now)))
+}

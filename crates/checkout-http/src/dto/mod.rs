@@ -1,0 +1,27 @@
+//! Request and response bodies of the JSON API, exactly as the spec names their fields.
+//! They convert to and from domain types here; no business rule lives in them.
+
+mod decimal;
+mod session;
+mod status;
+mod token;
+
+pub use decimal::JsonDecimal;
+pub use session::{
+    AdditionalChargeDto, ItemDto, PaymentLinkRequest, PaymentLinkResponse, StartPaymentRequest,
+    StartPaymentResponse,
+};
+pub use status::PaymentStatusResponse;
+pub use token::{TokenRequest, TokenResponse};
+
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+/// An instant as ISO 8601 in UTC with a `Z`, to the second.
+pub fn utc_timestamp(at: OffsetDateTime) -> String {
+    let at = at
+        .to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .unwrap_or(at);
+    at.format(&Rfc3339).unwrap_or_default()
+}

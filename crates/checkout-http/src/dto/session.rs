@@ -1,0 +1,211 @@
+//! Start payment and generate payment link bodies (spec 2.2, 2.3, 2.4).
+
+use checkout_domain::session::{ChargeRequest, ItemRequest, PaymentSession, SessionRequest};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::{utc_timestamp, JsonDecimal};
+
+/// An additional charge (shipping, fees).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdditionalChargeDto {
+    /// Charge name.
+    #[schema(example = "Shipping")]
+    pub charge_name: Option<String>,
+    /// Charge amount.
+    #[schema(value_type = f64, required = true, example = 5.00)]
+    pub charge_amount: Option<JsonDecimal>,
+    /// Must equal the request's currencyCode.
+    #[schema(required = true, example = "USD")]
+    pub charge_currency_code: Option<String>,
+}
+
+/// A line item.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemDto {
+    /// Merchant item code.
+    #[schema(example = "SKU-1")]
+    pub item_code: Option<String>,
+    /// Quantity, at least 1.
+    #[schema(value_type = i64, required = true, example = 1)]
+    pub quantity: Option<i64>,
+    /// Description.
+    #[schema(example = "Blue mug")]
+    pub description: Option<String>,
+    /// Amount.
+    #[schema(value_type = f64, required = true, example = 20.00)]
+    pub amount: Option<JsonDecimal>,
+    /// Must equal the request's currencyCode.
+    #[schema(required = true, example = "USD")]
+    pub currency_code: Option<String>,
+}
+
+impl From<AdditionalChargeDto> for ChargeRequest {
+    fn from(c: AdditionalChargeDto) -> Self {
+        ChargeRequest {
+            charge_name: c.charge_name,
+            charge_amount: c.charge_amount.map(|d| d.0),
+            charge_currency_code: c.charge_currency_code,
+        }
+    }
+}
+
+impl From<ItemDto> for ItemRequest {
+    fn from(i: ItemDto) -> Self {
+        ItemRequest {
+            item_code: i.item_code,
+            quantity: i.quantity,
+            description: i.description,
+            amount: i.amount.map(|d| d.0),
+            currency_code: i.currency_code,
+        }
+    }
+}
+
+/// Declares a session request body: the fields both requests share, plus `$extra`.
+/// (`#[serde(flatten)]` would buffer the body and lose the exact decimal text.)
+macro_rules! session_request {
+    ($(#[$meta:meta])* $name:ident { $($extra:tt)* } required_for_link = $req:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Deserialize, ToSchema)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            $($extra)*
+            /// Total amount, greater than 0, with no more decimals than the currency has.
+            #[schema(value_type = f64, required = true, example = 25.50)]
+            pub total_transaction_amount: Option<JsonDecimal>,
+            /// ISO 4217 currency code (e.g. CRC, USD).
+            #[schema(required = true, example = "USD")]
+            pub currency_code: Option<String>,
+            /// The terminal; when omitted it is resolved from the token's client_id.
+            #[schema(example = "T-0001")]
+            pub terminal_number: Option<String>,
+            /// Merchant reference, unique per terminal for a new session.
+            #[schema(required = true, example = "ORDER-1001")]
+            pub transaction_reference_number: Option<String>,
+            /// Purchase description, shown on the page.
+            #[schema(required = $req, example = "Order 1001")]
+            pub general_purchase_description: Option<String>,
+            /// Payer email.
+            #[schema(required = $req, format = Email, example = "payer@example.com")]
+            pub user_email: Option<String>,
+            /// Page language: es or en.
+            #[schema(required = $req, example = "es")]
+            pub culture: Option<String>,
+            /// Extra charges.
+            pub additional_charges: Option<Vec<AdditionalChargeDto>>,
+            /// Line items.
+            pub items: Option<Vec<ItemDto>>,
+        }
+
+        impl $name {
+            fn common_into(self, request: &mut SessionRequest) {
+                request.total_transaction_amount = self.total_transaction_amount.map(|d| d.0);
+                request.currency_code = self.currency_code;
+                request.terminal_number = self.terminal_number;
+                request.transaction_reference_number = self.transaction_reference_number;
+                request.general_purchase_description = self.general_purchase_description;
+                request.user_email = self.user_email;
+                request.culture = self.culture;
+                request.additional_charges = self
+                    .additional_charges
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(Into::into)
+                    .collect();
+                request.items = self.items.unwrap_or_default().into_iter().map(Into::into).collect();
+            }
+        }
+    };
+}
+
+session_request!(
+    /// POST /pay/api/start-payment body.
+    StartPaymentRequest {
+        /// URL the payer is redirected to after a successful payment.
+        #[schema(required = true, example = "https://merchant.example/ok")]
+        pub callback_success_url: Option<String>,
+        /// URL the payer is redirected to after a failed payment.
+        #[schema(required = true, example = "https://merchant.example/fail")]
+        pub callback_fail_url: Option<String>,
+        /// URL the payer is redirected to on cancel or back.
+        #[schema(example = "https://merchant.example/cart")]
+        pub callback_back_url: Option<String>,
+    } required_for_link = false
+);
+
+session_request!(
+    /// POST /pay/api/generate-payment-link body.
+    PaymentLinkRequest {} required_for_link = true
+);
+
+impl StartPaymentRequest {
+    /// The domain request.
+    pub fn into_domain(mut self) -> SessionRequest {
+        let mut request = SessionRequest {
+            callback_success_url: self.callback_success_url.take(),
+            callback_fail_url: self.callback_fail_url.take(),
+            callback_back_url: self.callback_back_url.take(),
+            ..SessionRequest::default()
+        };
+        self.common_into(&mut request);
+        request
+    }
+}
+
+impl PaymentLinkRequest {
+    /// The domain request.
+    pub fn into_domain(self) -> SessionRequest {
+        let mut request = SessionRequest::default();
+        self.common_into(&mut request);
+        request
+    }
+}
+
+/// Start payment response.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StartPaymentResponse {
+    /// Session identifier; redirect the payer to {base_url}/pay/checkout-payment/<checkoutSessionId>.
+    pub checkout_session_id: String,
+    /// The service's internal reference.
+    pub internal_transaction_reference_number: String,
+}
+
+impl From<&PaymentSession> for StartPaymentResponse {
+    fn from(s: &PaymentSession) -> Self {
+        StartPaymentResponse {
+            checkout_session_id: s.id.to_string(),
+            internal_transaction_reference_number: s.internal_reference.to_string(),
+        }
+    }
+}
+
+/// Generate payment link response.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentLinkResponse {
+    /// Session identifier for status queries.
+    pub checkout_session_id: String,
+    /// Full URL to share with the payer: <BaseUrlPaymentLink>/<checkoutSessionId>.
+    pub payment_link: String,
+    /// The service's internal reference.
+    pub internal_transaction_reference_number: String,
+    /// Link expiry, UTC, ISO 8601 with a Z.
+    #[schema(example = "2026-11-23T12:00:00Z")]
+    pub expiration_date_time: String,
+}
+
+impl PaymentLinkResponse {
+    /// The response for a created link.
+    pub fn new(session: &PaymentSession, payment_link: String) -> Self {
+        PaymentLinkResponse {
+            checkout_session_id: session.id.to_string(),
+            payment_link,
+            internal_transaction_reference_number: session.internal_reference.to_string(),
+            expiration_date_time: utc_timestamp(session.expires_at),
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! GET /pay/api/payment/{checkoutSessionId} body (spec 2.5, 3).
+
+use checkout_domain::session::{PaymentSession, SessionKind};
+use serde::Serialize;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+
+use super::{utc_timestamp, JsonDecimal};
+
+/// The payment status record.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentStatusResponse {
+    /// Session identifier.
+    pub checkout_session_id: String,
+    /// State name: Pending, Processing, ChallengeRequired, Successful, Failed,
+    /// ApprovedTransaction, Expired or Cancelled.
+    #[schema(example = "Successful")]
+    pub state: String,
+    /// The state's numeric code (Failed = 2; see docs/states.md).
+    #[schema(example = 1)]
+    pub state_code: i16,
+    /// `IntegratedCheckout` or `PaymentLink`.
+    pub session_type: String,
+    /// The merchant reference.
+    pub transaction_reference_number: String,
+    /// The service's internal reference.
+    pub internal_transaction_reference_number: String,
+    /// The terminal.
+    pub terminal_number: String,
+    /// Total amount.
+    #[schema(value_type = f64, example = 25.50)]
+    pub total_transaction_amount: JsonDecimal,
+    /// Currency.
+    pub currency_code: String,
+    /// When the session was created (UTC).
+    pub creation_date_time: String,
+    /// When its state last changed (UTC).
+    pub last_update_date_time: String,
+    /// When it stops being payable (UTC).
+    pub expiration_date_time: String,
+}
+
+impl PaymentStatusResponse {
+    /// The record of `session` as seen at `now`.
+    pub fn new(session: &PaymentSession, now: OffsetDateTime) -> Self {
+        let state = session.effective_state(now);
+        PaymentStatusResponse {
+            checkout_session_id: session.id.to_string(),
+            state: state.name().to_owned(),
+            state_code: state.code(),
+            session_type: match session.kind {
+                SessionKind::IntegratedCheckout(_) => "IntegratedCheckout",
+                SessionKind::PaymentLink => "PaymentLink",
+            }
+            .to_owned(),
+            transaction_reference_number: session.reference.to_string(),
+            internal_transaction_reference_number: session.internal_reference.to_string(),
+            terminal_number: session.terminal.to_string(),
+            total_transaction_amount: JsonDecimal(session.amount.value()),
+            currency_code: session.amount.currency().code().to_owned(),
+            creation_date_time: utc_timestamp(session.created_at),
+            last_update_date_time: utc_timestamp(session.updated_at),
+            expiration_date_time: utc_timestamp(session.expires_at),
+        }
+    }
+}

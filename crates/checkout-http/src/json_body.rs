@@ -1,0 +1,114 @@
+//! A JSON body extractor whose every failure is a ProblemDetails: wrong media type (415),
+//! too large (413), not JSON (400, key `Body`), a field of the wrong type (400, keyed by the
+//! field's PascalCase path such as `Items[0].Amount`).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::http::StatusCode;
+use actix_web::{web, FromRequest, HttpRequest};
+use checkout_domain::ValidationErrors;
+use serde::de::DeserializeOwned;
+
+use crate::problem::ApiError;
+
+/// The largest JSON body accepted, in bytes.
+pub const MAX_JSON_BODY: usize = 64 * 1024;
+
+/// A deserialized JSON request body.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+/// `totalTransactionAmount` → `TotalTransactionAmount`; `items[0].amount` → `Items[0].Amount`;
+/// `client_id` → `ClientId`.
+pub fn pascal_case_path(path: &str) -> String {
+    path.split('.')
+        .map(|segment| {
+            let mut out = String::with_capacity(segment.len());
+            let mut upper = true;
+            for c in segment.chars() {
+                if c == '_' {
+                    upper = true;
+                } else if upper {
+                    out.extend(c.to_uppercase());
+                    upper = false;
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+fn is_json(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        })
+        .unwrap_or(false)
+}
+
+/// Parses `bytes` as `T`, naming the failing field.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let mut errors = ValidationErrors::new();
+        if inner.is_syntax() || inner.is_eof() || path == "." || path.is_empty() {
+            errors.add("Body", "The request body is not a valid JSON object.");
+        } else {
+            let field = pascal_case_path(&path);
+            errors.add(field.clone(), format!("{field} has a value of the wrong type or format."));
+        }
+        ApiError::from(errors)
+    })
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let json = is_json(req);
+        let body = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            if !json {
+                return Err(ApiError::http(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "The request body must be JSON (Content-Type: application/json).",
+                ));
+            }
+            let bytes = body.await.map_err(|e| {
+                if e.as_response_error().status_code() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::http(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("The request body is larger than {MAX_JSON_BODY} bytes."),
+                    )
+                } else {
+                    ApiError::http(StatusCode::BAD_REQUEST, "The request body could not be read.")
+                }
+            })?;
+            parse_json(&bytes).map(JsonBody)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_become_pascal_case() {
+        assert_eq!(pascal_case_path("totalTransactionAmount"), "TotalTransactionAmount");
+        assert_eq!(pascal_case_path("items[0].currencyCode"), "Items[0].CurrencyCode");
+        assert_eq!(pascal_case_path("client_id"), "ClientId");
+    }
+}

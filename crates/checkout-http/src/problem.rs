@@ -1,0 +1,190 @@
+//! ProblemDetails bodies (spec 2.6, 7): the one place that turns errors into HTTP answers.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use checkout_domain::{AuthFailure, CheckoutError, SvcCode, ValidationErrors};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use utoipa::ToSchema;
+
+use crate::request_context;
+
+/// The `type` of a 400 validation answer (RFC 7231 section 6.5.1).
+pub const VALIDATION_TYPE: &str = "https://tools.ietf.org/html/rfc7231#section-6.5.1";
+/// The `title` of a 400 validation answer.
+pub const VALIDATION_TITLE: &str = "Validation failed";
+
+/// An error body, `application/problem+json`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProblemDetails {
+    /// The service error code (e.g. `SVC_001`) when one applies, else an RFC reference URL.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Short title.
+    pub title: String,
+    /// HTTP status code.
+    pub status: u16,
+    /// Explanation.
+    pub detail: String,
+    /// Correlation identifier (a GUID), also written in the request's log line.
+    pub instance: String,
+    /// Validation 400 only: PascalCase field name → messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<BTreeMap<String, Vec<String>>>,
+}
+
+/// Every error a route can answer with.
+#[derive(Debug)]
+pub enum ApiError {
+    /// A use-case error.
+    Checkout(CheckoutError),
+    /// A problem with the HTTP request itself (route, method, media type, size).
+    Http {
+        /// The status.
+        status: StatusCode,
+        /// The detail.
+        detail: String,
+    },
+}
+
+impl From<CheckoutError> for ApiError {
+    fn from(e: CheckoutError) -> Self {
+        ApiError::Checkout(e)
+    }
+}
+
+impl From<ValidationErrors> for ApiError {
+    fn from(e: ValidationErrors) -> Self {
+        ApiError::Checkout(CheckoutError::Validation(e))
+    }
+}
+
+impl ApiError {
+    /// An HTTP-level problem.
+    pub fn http(status: StatusCode, detail: impl Into<String>) -> Self {
+        ApiError::Http {
+            status,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApiError::Checkout(e) => write!(f, "{e}"),
+            ApiError::Http { status, detail } => write!(f, "{status}: {detail}"),
+        }
+    }
+}
+
+/// The RFC reference and title of an HTTP status without a service code.
+fn rfc_type_and_title(status: StatusCode) -> (&'static str, &'static str) {
+    match status.as_u16() {
+        400 => (VALIDATION_TYPE, VALIDATION_TITLE),
+        401 => ("https://tools.ietf.org/html/rfc7235#section-3.1", "Unauthorized"),
+        404 => ("https://tools.ietf.org/html/rfc7231#section-6.5.4", "Not Found"),
+        405 => ("https://tools.ietf.org/html/rfc7231#section-6.5.5", "Method Not Allowed"),
+        413 => ("https://tools.ietf.org/html/rfc7231#section-6.5.11", "Payload Too Large"),
+        415 => ("https://tools.ietf.org/html/rfc7231#section-6.5.13", "Unsupported Media Type"),
+        429 => ("https://tools.ietf.org/html/rfc6585#section-4", "Too Many Requests"),
+        _ => (
+            "https://tools.ietf.org/html/rfc7231#section-6.6.1",
+            "An error occurred while processing your request.",
+        ),
+    }
+}
+
+impl ProblemDetails {
+    fn plain(status: StatusCode, detail: String) -> Self {
+        let (kind, title) = rfc_type_and_title(status);
+        ProblemDetails {
+            kind: kind.to_owned(),
+            title: title.to_owned(),
+            status: status.as_u16(),
+            detail,
+            instance: request_context::instance_id(),
+            errors: None,
+        }
+    }
+
+    /// The body of a service error code.
+    pub fn for_code(code: SvcCode, detail: String) -> Self {
+        let spec = code.spec();
+        ProblemDetails {
+            kind: spec.code.to_owned(),
+            title: spec.title.to_owned(),
+            status: spec.http_status,
+            detail,
+            instance: request_context::instance_id(),
+            errors: None,
+        }
+    }
+
+    /// The body of any error.
+    pub fn from_error(error: &ApiError) -> Self {
+        match error {
+            ApiError::Http { status, detail } => Self::plain(*status, detail.clone()),
+            ApiError::Checkout(CheckoutError::Validation(errors)) => ProblemDetails {
+                errors: Some(errors.fields().clone()),
+                ..Self::plain(
+                    StatusCode::BAD_REQUEST,
+                    "One or more fields of the request are missing or invalid.".to_owned(),
+                )
+            },
+            ApiError::Checkout(CheckoutError::Unauthenticated(failure)) => Self::plain(
+                StatusCode::UNAUTHORIZED,
+                match failure {
+                    AuthFailure::InvalidCredentials => "The client credentials are invalid.",
+                    AuthFailure::MissingToken => "A bearer token is required.",
+                    AuthFailure::ExpiredToken => "The bearer token has expired.",
+                    AuthFailure::InvalidToken => "The bearer token is not valid.",
+                    AuthFailure::MissingRole => "The bearer token lacks the role SvcTerminal.",
+                }
+                .to_owned(),
+            ),
+            ApiError::Checkout(CheckoutError::Service { code, detail }) => {
+                Self::for_code(*code, detail.clone())
+            }
+            ApiError::Checkout(CheckoutError::Unknown(_)) => Self::plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "An unexpected error occurred. Quote the instance when contacting support."
+                    .to_owned(),
+            ),
+        }
+    }
+
+    /// The HTTP answer carrying this body.
+    pub fn into_response(self) -> HttpResponse {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = HttpResponse::build(status);
+        response.content_type("application/problem+json");
+        if status == StatusCode::UNAUTHORIZED {
+            response.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
+        }
+        response.json(self)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        let status = ProblemDetails::from_error(self).status;
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let body = ProblemDetails::from_error(self);
+        match self {
+            ApiError::Checkout(CheckoutError::Unknown(e)) => {
+                tracing::error!(instance = %body.instance, error = format!("{e:#}"), "unexpected error");
+            }
+            ApiError::Checkout(CheckoutError::Unauthenticated(failure)) => {
+                tracing::info!(instance = %body.instance, reason = %failure, "authentication refused");
+            }
+            _ => {}
+        }
+        body.into_response()
+    }
+}
