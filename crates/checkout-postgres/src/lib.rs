@@ -1,1 +1,19 @@
-//! placeholder
+#![doc = include_str!("../README.md")]
+
+mod clients;
+pub mod cluster;
+mod lock;
+mod migrations;
+mod models;
+mod pool;
+mod schema;
+mod sessions;
+mod store;
+mod terminals;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use migrations::{run_migrations, MIGRATIONS, MIGRATIONS_FINGERPRINT};
+pub use pool::PoolSettings;
+pub use store::PgStore;

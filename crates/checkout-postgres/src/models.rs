@@ -1,0 +1,446 @@
+//! Rows as diesel reads and writes them, and their conversion to and from domain values.
+//! Reading rebuilds every value with its validating constructor, so a row the domain would
+//! refuse is reported as an error, never passed on.
+
+use anyhow::{anyhow, Context};
+use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::card::CardBrand;
+use checkout_domain::session::{
+    AttemptOutcome, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, SessionKind,
+    SessionState,
+};
+use checkout_domain::values::{
+    Amount, AttemptId, CallbackUrl, Culture, Currency, DisplayText, Email, InternalReference,
+    ItemCode, LineAmount, MerchantReference, SessionId, TerminalNumber,
+};
+use checkout_domain::SvcCode;
+use diesel::prelude::*;
+use rust_decimal::Decimal;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::schema::{
+    oauth_clients, payment_attempts, payment_sessions, session_charges, session_items, terminals,
+};
+
+const KIND_CHECKOUT: &str = "checkout";
+const KIND_LINK: &str = "link";
+
+/// A `payment_sessions` row.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = payment_sessions, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct SessionRow {
+    pub id: Uuid,
+    pub terminal_number: String,
+    pub merchant_reference: String,
+    pub internal_reference: String,
+    pub kind: String,
+    pub callback_success_url: Option<String>,
+    pub callback_fail_url: Option<String>,
+    pub callback_back_url: Option<String>,
+    pub amount: Decimal,
+    pub currency: String,
+    pub description: Option<String>,
+    pub email: Option<String>,
+    pub culture: Option<String>,
+    pub state: i16,
+    pub expires_at: OffsetDateTime,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+/// A new `payment_sessions` row, borrowed from the session.
+#[derive(Insertable)]
+#[diesel(table_name = payment_sessions, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct NewSessionRow<'a> {
+    pub id: Uuid,
+    pub terminal_number: &'a str,
+    pub merchant_reference: &'a str,
+    pub internal_reference: &'a str,
+    pub kind: &'static str,
+    pub callback_success_url: Option<&'a str>,
+    pub callback_fail_url: Option<&'a str>,
+    pub callback_back_url: Option<&'a str>,
+    pub amount: Decimal,
+    pub currency: &'static str,
+    pub description: Option<&'a str>,
+    pub email: Option<&'a str>,
+    pub culture: Option<&'static str>,
+    pub state: i16,
+    pub expires_at: OffsetDateTime,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+impl<'a> NewSessionRow<'a> {
+    /// The row of `s`.
+    pub fn of(s: &'a PaymentSession) -> Self {
+        let callbacks = match &s.kind {
+            SessionKind::IntegratedCheckout(c) => Some(c.as_ref()),
+            SessionKind::PaymentLink => None,
+        };
+        NewSessionRow {
+            id: s.id.as_uuid(),
+            terminal_number: s.terminal.as_str(),
+            merchant_reference: s.reference.as_str(),
+            internal_reference: s.internal_reference.as_str(),
+            kind: if callbacks.is_some() {
+                KIND_CHECKOUT
+            } else {
+                KIND_LINK
+            },
+            callback_success_url: callbacks.map(|c| c.success.as_str()),
+            callback_fail_url: callbacks.map(|c| c.fail.as_str()),
+            callback_back_url: callbacks
+                .and_then(|c| c.back.as_ref())
+                .map(CallbackUrl::as_str),
+            amount: s.amount.value(),
+            currency: s.amount.currency().code(),
+            description: s.description.as_ref().map(DisplayText::as_str),
+            email: s.email.as_ref().map(Email::as_str),
+            culture: s.culture.map(|c| c.as_str()),
+            state: s.state.code(),
+            expires_at: s.expires_at,
+            created_at: s.created_at,
+            updated_at: s.updated_at,
+        }
+    }
+}
+
+/// A `session_items` row.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = session_items, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct ItemRow {
+    pub session_id: Uuid,
+    pub position: i32,
+    pub item_code: Option<String>,
+    pub quantity: i64,
+    pub description: Option<String>,
+    pub amount: Decimal,
+}
+
+/// A `session_charges` row.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = session_charges, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct ChargeRow {
+    pub session_id: Uuid,
+    pub position: i32,
+    pub name: Option<String>,
+    pub amount: Decimal,
+}
+
+fn position(i: usize) -> anyhow::Result<i32> {
+    i32::try_from(i).context("too many entries")
+}
+
+/// The item rows of `s`, numbered in order.
+pub(crate) fn item_rows(s: &PaymentSession) -> anyhow::Result<Vec<ItemRow>> {
+    s.items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            Ok(ItemRow {
+                session_id: s.id.as_uuid(),
+                position: position(i)?,
+                item_code: item.code.as_ref().map(|c| c.as_str().to_owned()),
+                quantity: i64::from(item.quantity),
+                description: item.description.as_ref().map(|d| d.as_str().to_owned()),
+                amount: item.amount.value(),
+            })
+        })
+        .collect()
+}
+
+/// The charge rows of `s`, numbered in order.
+pub(crate) fn charge_rows(s: &PaymentSession) -> anyhow::Result<Vec<ChargeRow>> {
+    s.charges
+        .iter()
+        .enumerate()
+        .map(|(i, charge)| {
+            Ok(ChargeRow {
+                session_id: s.id.as_uuid(),
+                position: position(i)?,
+                name: charge.name.as_ref().map(|n| n.as_str().to_owned()),
+                amount: charge.amount.value(),
+            })
+        })
+        .collect()
+}
+
+fn text<T, E: std::fmt::Display>(
+    field: &str,
+    value: &str,
+    parse: impl Fn(&str) -> Result<T, E>,
+) -> anyhow::Result<T> {
+    parse(value).map_err(|e| anyhow!("stored {field} is invalid: {e}"))
+}
+
+fn optional_text<T, E: std::fmt::Display>(
+    field: &str,
+    value: Option<&str>,
+    parse: impl Fn(&str) -> Result<T, E>,
+) -> anyhow::Result<Option<T>> {
+    value.map(|v| text(field, v, parse)).transpose()
+}
+
+fn kind(row: &SessionRow) -> anyhow::Result<SessionKind> {
+    match row.kind.as_str() {
+        KIND_LINK => Ok(SessionKind::PaymentLink),
+        KIND_CHECKOUT => {
+            let url = |field: &str, value: Option<&str>| -> anyhow::Result<CallbackUrl> {
+                let value = value.ok_or_else(|| anyhow!("stored {field} is missing"))?;
+                text(field, value, CallbackUrl::parse)
+            };
+            Ok(SessionKind::IntegratedCheckout(Box::new(Callbacks {
+                success: url("callback_success_url", row.callback_success_url.as_deref())?,
+                fail: url("callback_fail_url", row.callback_fail_url.as_deref())?,
+                back: optional_text(
+                    "callback_back_url",
+                    row.callback_back_url.as_deref(),
+                    CallbackUrl::parse,
+                )?,
+            })))
+        }
+        other => Err(anyhow!("stored session kind {other:?} is unknown")),
+    }
+}
+
+/// Rebuilds a session from its row, items and charges (each already in position order).
+pub(crate) fn session_from_rows(
+    row: SessionRow,
+    items: Vec<ItemRow>,
+    charges: Vec<ChargeRow>,
+) -> anyhow::Result<PaymentSession> {
+    let id = row.id;
+    build_session(row, items, charges).with_context(|| format!("reading payment session {id}"))
+}
+
+fn build_session(
+    row: SessionRow,
+    items: Vec<ItemRow>,
+    charges: Vec<ChargeRow>,
+) -> anyhow::Result<PaymentSession> {
+    let currency = text("currency", &row.currency, Currency::parse)?;
+    let items = items
+        .into_iter()
+        .map(|i| {
+            Ok(Item {
+                code: optional_text("item_code", i.item_code.as_deref(), ItemCode::parse)?,
+                quantity: u32::try_from(i.quantity).context("stored quantity is out of range")?,
+                description: optional_text(
+                    "item description",
+                    i.description.as_deref(),
+                    DisplayText::parse,
+                )?,
+                amount: LineAmount::new(i.amount, currency)
+                    .map_err(|e| anyhow!("stored item amount {e}"))?,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let charges = charges
+        .into_iter()
+        .map(|c| {
+            Ok(Charge {
+                name: optional_text("charge name", c.name.as_deref(), DisplayText::parse)?,
+                amount: LineAmount::new(c.amount, currency)
+                    .map_err(|e| anyhow!("stored charge amount {e}"))?,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(PaymentSession {
+        id: SessionId::from_uuid(row.id),
+        terminal: text(
+            "terminal number",
+            &row.terminal_number,
+            TerminalNumber::parse,
+        )?,
+        reference: text(
+            "merchant reference",
+            &row.merchant_reference,
+            MerchantReference::parse,
+        )?,
+        internal_reference: text(
+            "internal reference",
+            &row.internal_reference,
+            InternalReference::parse,
+        )?,
+        kind: kind(&row)?,
+        amount: Amount::new(row.amount, currency).map_err(|e| anyhow!("stored amount {e}"))?,
+        description: optional_text(
+            "description",
+            row.description.as_deref(),
+            DisplayText::parse,
+        )?,
+        email: optional_text("email", row.email.as_deref(), Email::parse)?,
+        culture: optional_text("culture", row.culture.as_deref(), Culture::parse)?,
+        items,
+        charges,
+        state: SessionState::from_code(row.state)
+            .ok_or_else(|| anyhow!("stored state code {} is unknown", row.state))?,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        expires_at: row.expires_at,
+    })
+}
+
+/// A `payment_attempts` row (without its insertion counter).
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = payment_attempts, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct AttemptRow {
+    pub id: Uuid,
+    pub session_id: Uuid,
+    pub card_brand: String,
+    pub card_last4: String,
+    pub processor_reference: Option<String>,
+    pub challenge_url: Option<String>,
+    pub outcome: String,
+    pub svc_code: Option<String>,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+/// A new `payment_attempts` row, borrowed from the attempt.
+#[derive(Insertable)]
+#[diesel(table_name = payment_attempts, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct NewAttemptRow<'a> {
+    pub id: Uuid,
+    pub session_id: Uuid,
+    pub card_brand: &'static str,
+    pub card_last4: &'a str,
+    pub processor_reference: Option<&'a str>,
+    pub challenge_url: Option<&'a str>,
+    pub outcome: &'static str,
+    pub svc_code: Option<&'static str>,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+impl<'a> NewAttemptRow<'a> {
+    /// The row of `a`.
+    pub fn of(a: &'a PaymentAttempt) -> Self {
+        NewAttemptRow {
+            id: a.id.as_uuid(),
+            session_id: a.session_id.as_uuid(),
+            card_brand: a.card_brand.as_str(),
+            card_last4: &a.card_last4,
+            processor_reference: a.processor_reference.as_deref(),
+            challenge_url: a.challenge_url.as_deref(),
+            outcome: a.outcome.as_str(),
+            svc_code: a.svc_code.map(SvcCode::code),
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+        }
+    }
+}
+
+impl TryFrom<AttemptRow> for PaymentAttempt {
+    type Error = anyhow::Error;
+
+    fn try_from(row: AttemptRow) -> anyhow::Result<PaymentAttempt> {
+        Ok(PaymentAttempt {
+            id: AttemptId::from_uuid(row.id),
+            session_id: SessionId::from_uuid(row.session_id),
+            card_brand: CardBrand::parse(&row.card_brand),
+            card_last4: row.card_last4,
+            processor_reference: row.processor_reference,
+            challenge_url: row.challenge_url,
+            outcome: AttemptOutcome::parse(&row.outcome)
+                .ok_or_else(|| anyhow!("stored attempt outcome {:?} is unknown", row.outcome))?,
+            svc_code: row
+                .svc_code
+                .map(|c| SvcCode::parse(&c).ok_or_else(|| anyhow!("stored code {c:?} is unknown")))
+                .transpose()?,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+/// A `terminals` row.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = terminals, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct TerminalRow {
+    pub number: String,
+    pub display_name: String,
+    pub active: bool,
+}
+
+impl TryFrom<TerminalRow> for Terminal {
+    type Error = anyhow::Error;
+
+    fn try_from(row: TerminalRow) -> anyhow::Result<Terminal> {
+        Ok(Terminal {
+            number: text("terminal number", &row.number, TerminalNumber::parse)?,
+            display_name: row.display_name,
+            active: row.active,
+        })
+    }
+}
+
+/// A new `terminals` row.
+#[derive(Insertable)]
+#[diesel(table_name = terminals, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct NewTerminalRow<'a> {
+    pub number: &'a str,
+    pub display_name: &'a str,
+    pub active: bool,
+}
+
+/// An `oauth_clients` row.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = oauth_clients, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct ClientRow {
+    pub client_id: String,
+    pub secret_hash: String,
+    pub terminal_number: String,
+    pub roles: Vec<String>,
+    pub active: bool,
+}
+
+impl TryFrom<ClientRow> for OAuthClient {
+    type Error = anyhow::Error;
+
+    fn try_from(row: ClientRow) -> anyhow::Result<OAuthClient> {
+        let roles = row
+            .roles
+            .iter()
+            .map(|r| Role::parse(r).ok_or_else(|| anyhow!("stored role {r:?} is unknown")))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .with_context(|| format!("reading OAuth client {}", row.client_id))?;
+        Ok(OAuthClient {
+            terminal: text(
+                "terminal number",
+                &row.terminal_number,
+                TerminalNumber::parse,
+            )?,
+            client_id: row.client_id,
+            secret_hash: row.secret_hash,
+            roles,
+            active: row.active,
+        })
+    }
+}
+
+/// A new (or replacing) `oauth_clients` row.
+#[derive(Insertable)]
+#[diesel(table_name = oauth_clients, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct NewClientRow<'a> {
+    pub client_id: &'a str,
+    pub secret_hash: &'a str,
+    pub terminal_number: &'a str,
+    pub roles: Vec<&'static str>,
+    pub active: bool,
+}
+
+impl<'a> NewClientRow<'a> {
+    /// The row of `c`.
+    pub fn of(c: &'a OAuthClient) -> Self {
+        NewClientRow {
+            client_id: &c.client_id,
+            secret_hash: &c.secret_hash,
+            terminal_number: c.terminal.as_str(),
+            roles: c.roles.iter().map(|r| r.as_str()).collect(),
+            active: c.active,
+        }
+    }
+}

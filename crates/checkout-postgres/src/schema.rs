@@ -1,0 +1,149 @@
+//! The diesel view of the tables created by the migrations in the top-level `migrations/`.
+//! Keep it in step with them by hand (it mirrors what `diesel print-schema` would write).
+
+diesel::table! {
+    /// Merchant terminals.
+    terminals (number) {
+        /// The terminal number.
+        number -> Text,
+        /// The merchant name shown to payers.
+        display_name -> Text,
+        /// Inactive terminals cannot create sessions.
+        active -> Bool,
+        /// When it was provisioned.
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    /// OAuth clients of terminals.
+    oauth_clients (client_id) {
+        /// `client_id`.
+        client_id -> Text,
+        /// Argon2id hash (PHC string) of the secret.
+        secret_hash -> Text,
+        /// The terminal the client acts for.
+        terminal_number -> Text,
+        /// Role names.
+        roles -> Array<Text>,
+        /// Inactive clients get no tokens.
+        active -> Bool,
+        /// When it was created.
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    /// Payment sessions.
+    payment_sessions (id) {
+        /// `checkoutSessionId`.
+        id -> Uuid,
+        /// The terminal.
+        terminal_number -> Text,
+        /// `transactionReferenceNumber`.
+        merchant_reference -> Text,
+        /// `internalTransactionReferenceNumber`.
+        internal_reference -> Text,
+        /// `checkout` or `link`.
+        kind -> Text,
+        /// `callbackSuccessUrl` (checkout only).
+        callback_success_url -> Nullable<Text>,
+        /// `callbackFailUrl` (checkout only).
+        callback_fail_url -> Nullable<Text>,
+        /// `callbackBackUrl` (checkout only, optional).
+        callback_back_url -> Nullable<Text>,
+        /// `totalTransactionAmount`.
+        amount -> Numeric,
+        /// `currencyCode`.
+        currency -> Text,
+        /// `generalPurchaseDescription`.
+        description -> Nullable<Text>,
+        /// `userEmail`.
+        email -> Nullable<Text>,
+        /// `culture`.
+        culture -> Nullable<Text>,
+        /// `SessionState::code()`.
+        state -> SmallInt,
+        /// When it can no longer be paid.
+        expires_at -> Timestamptz,
+        /// When it was created.
+        created_at -> Timestamptz,
+        /// When its state last changed.
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    /// Line items of a session, in order.
+    session_items (session_id, position) {
+        /// The session.
+        session_id -> Uuid,
+        /// 0-based position in the request.
+        position -> Integer,
+        /// `itemCode`.
+        item_code -> Nullable<Text>,
+        /// `quantity`.
+        quantity -> BigInt,
+        /// `description`.
+        description -> Nullable<Text>,
+        /// `amount`.
+        amount -> Numeric,
+    }
+}
+
+diesel::table! {
+    /// Additional charges of a session, in order.
+    session_charges (session_id, position) {
+        /// The session.
+        session_id -> Uuid,
+        /// 0-based position in the request.
+        position -> Integer,
+        /// `chargeName`.
+        name -> Nullable<Text>,
+        /// `chargeAmount`.
+        amount -> Numeric,
+    }
+}
+
+diesel::table! {
+    /// Card submissions: brand and last four digits only.
+    payment_attempts (id) {
+        /// `AttemptId`.
+        id -> Uuid,
+        /// Insertion order, to break ties between equal `created_at`.
+        seq -> BigInt,
+        /// The session.
+        session_id -> Uuid,
+        /// `CardBrand::as_str`.
+        card_brand -> Text,
+        /// Last four digits.
+        card_last4 -> Text,
+        /// The processor's reference.
+        processor_reference -> Nullable<Text>,
+        /// Where the 3DS challenge happens.
+        challenge_url -> Nullable<Text>,
+        /// `AttemptOutcome::as_str`.
+        outcome -> Text,
+        /// `SvcCode::code`.
+        svc_code -> Nullable<Text>,
+        /// When it was made.
+        created_at -> Timestamptz,
+        /// When it last changed.
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(oauth_clients -> terminals (terminal_number));
+diesel::joinable!(payment_sessions -> terminals (terminal_number));
+diesel::joinable!(session_items -> payment_sessions (session_id));
+diesel::joinable!(session_charges -> payment_sessions (session_id));
+diesel::joinable!(payment_attempts -> payment_sessions (session_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    terminals,
+    oauth_clients,
+    payment_sessions,
+    session_items,
+    session_charges,
+    payment_attempts,
+);

@@ -1,0 +1,80 @@
+//! `TerminalDirectory` over PostgreSQL, and the operator methods for terminals.
+
+use anyhow::Context;
+use async_trait::async_trait;
+use checkout_domain::auth::Terminal;
+use checkout_domain::ports::TerminalDirectory;
+use checkout_domain::values::TerminalNumber;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+use crate::models::{NewTerminalRow, TerminalRow};
+use crate::schema::terminals;
+use crate::store::{is_unique_violation, PgStore};
+
+#[async_trait]
+impl TerminalDirectory for PgStore {
+    async fn get_terminal(&self, number: &TerminalNumber) -> anyhow::Result<Option<Terminal>> {
+        let mut conn = self.conn().await?;
+        terminals::table
+            .find(number.as_str())
+            .select(TerminalRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .with_context(|| format!("reading terminal {number}"))?
+            .map(Terminal::try_from)
+            .transpose()
+    }
+}
+
+impl PgStore {
+    /// Provisions a terminal; an error if one with this number exists.
+    pub async fn create_terminal(&self, terminal: &Terminal) -> anyhow::Result<()> {
+        let mut conn = self.conn().await?;
+        let inserted = diesel::insert_into(terminals::table)
+            .values(NewTerminalRow {
+                number: terminal.number.as_str(),
+                display_name: &terminal.display_name,
+                active: terminal.active,
+            })
+            .execute(&mut conn)
+            .await;
+        match inserted {
+            Ok(_) => Ok(()),
+            Err(e) if is_unique_violation(&e, "terminals_pkey") => {
+                anyhow::bail!("terminal {} already exists", terminal.number)
+            }
+            Err(e) => Err(e).with_context(|| format!("creating terminal {}", terminal.number)),
+        }
+    }
+
+    /// Activates or deactivates a terminal; false when there is no such terminal.
+    pub async fn set_terminal_active(
+        &self,
+        number: &TerminalNumber,
+        active: bool,
+    ) -> anyhow::Result<bool> {
+        let mut conn = self.conn().await?;
+        let updated = diesel::update(terminals::table.find(number.as_str()))
+            .set(terminals::active.eq(active))
+            .execute(&mut conn)
+            .await
+            .with_context(|| format!("updating terminal {number}"))?;
+        Ok(updated == 1)
+    }
+
+    /// Every terminal, ordered by number.
+    pub async fn list_terminals(&self) -> anyhow::Result<Vec<Terminal>> {
+        let mut conn = self.conn().await?;
+        terminals::table
+            .order(terminals::number)
+            .select(TerminalRow::as_select())
+            .load(&mut conn)
+            .await
+            .context("listing terminals")?
+            .into_iter()
+            .map(Terminal::try_from)
+            .collect()
+    }
+}

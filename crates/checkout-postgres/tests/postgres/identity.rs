@@ -1,0 +1,127 @@
+//! Terminals (`TerminalDirectory` and operator methods) and OAuth clients (`ClientStore` and
+//! operator methods) on PostgreSQL.
+
+use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::ports::{ClientStore, TerminalDirectory};
+use checkout_postgres::testing::TestDatabase;
+
+use crate::support::*;
+
+const HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaGhhc2g";
+
+fn client(id: &str, terminal_number: &str) -> OAuthClient {
+    OAuthClient {
+        client_id: id.to_owned(),
+        secret_hash: HASH.to_owned(),
+        terminal: terminal(terminal_number),
+        roles: vec![Role::SvcTerminal],
+        active: true,
+    }
+}
+
+#[tokio::test]
+async fn terminals_round_trip_and_are_managed() {
+    let db = TestDatabase::create().await.unwrap();
+    let store = db.store();
+    assert!(store.list_terminals().await.unwrap().is_empty());
+    let b = Terminal {
+        number: terminal("T-B"),
+        display_name: "Café Bérénice".to_owned(),
+        active: true,
+    };
+    let a = Terminal {
+        number: terminal("T-A"),
+        display_name: "Shop A".to_owned(),
+        active: false,
+    };
+    store.create_terminal(&b).await.unwrap();
+    store.create_terminal(&a).await.unwrap();
+    assert_eq!(
+        store.get_terminal(&b.number).await.unwrap(),
+        Some(b.clone())
+    );
+    assert_eq!(
+        store.get_terminal(&a.number).await.unwrap(),
+        Some(a.clone())
+    );
+    assert_eq!(store.get_terminal(&terminal("T-C")).await.unwrap(), None);
+
+    let err = store.create_terminal(&b).await.unwrap_err();
+    assert!(err.to_string().contains("already exists"), "{err:#}");
+
+    assert!(store.set_terminal_active(&b.number, false).await.unwrap());
+    assert!(!store.get_terminal(&b.number).await.unwrap().unwrap().active);
+    assert!(store.set_terminal_active(&a.number, true).await.unwrap());
+    assert!(!store
+        .set_terminal_active(&terminal("T-C"), true)
+        .await
+        .unwrap());
+
+    let listed = store.list_terminals().await.unwrap();
+    let numbers: Vec<&str> = listed.iter().map(|t| t.number.as_str()).collect();
+    assert_eq!(numbers, ["T-A", "T-B"]);
+    assert_eq!((listed[0].active, listed[1].active), (true, false));
+}
+
+#[tokio::test]
+async fn clients_round_trip_and_are_managed() {
+    let (_db, store) = database().await;
+    let mut z = client("z-client", "T-1");
+    z.roles = Vec::new();
+    z.active = false;
+    let a = client("a-client", "T-2");
+    store.create_client(&z).await.unwrap();
+    store.create_client(&a).await.unwrap();
+    assert_eq!(store.get_client("z-client").await.unwrap(), Some(z.clone()));
+    assert_eq!(store.get_client("a-client").await.unwrap(), Some(a.clone()));
+    assert_eq!(store.get_client("nobody").await.unwrap(), None);
+
+    let err = store.create_client(&a).await.unwrap_err();
+    assert!(err.to_string().contains("already exists"), "{err:#}");
+    let err = store
+        .create_client(&client("orphan", "T-9"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("T-9 does not exist"), "{err:#}");
+    assert_eq!(store.get_client("orphan").await.unwrap(), None);
+
+    assert!(store.set_client_active("z-client", true).await.unwrap());
+    assert!(store.get_client("z-client").await.unwrap().unwrap().active);
+    assert!(!store.set_client_active("nobody", true).await.unwrap());
+
+    let ids: Vec<String> = store
+        .list_clients()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.client_id)
+        .collect();
+    assert_eq!(ids, ["a-client", "z-client"]);
+}
+
+#[tokio::test]
+async fn upsert_client_creates_then_replaces() {
+    let (_db, store) = database().await;
+    let mut c = client("sandbox", "T-1");
+    store.upsert_client(&c).await.unwrap();
+    assert_eq!(store.get_client("sandbox").await.unwrap(), Some(c.clone()));
+
+    c.secret_hash = format!("{HASH}x");
+    c.terminal = terminal("T-2");
+    c.active = false;
+    store.upsert_client(&c).await.unwrap();
+    assert_eq!(store.get_client("sandbox").await.unwrap(), Some(c));
+    assert_eq!(store.list_clients().await.unwrap().len(), 1);
+
+    let err = store.upsert_client(&client("x", "T-9")).await.unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err:#}");
+}
+
+#[tokio::test]
+async fn only_argon2id_hashes_are_stored_as_secrets() {
+    let (_db, store) = database().await;
+    let mut plain = client("leaky", "T-1");
+    plain.secret_hash = "hunter2".to_owned();
+    assert!(store.create_client(&plain).await.is_err());
+    assert_eq!(store.get_client("leaky").await.unwrap(), None);
+}
