@@ -1,1 +1,17 @@
-//! placeholder
+#![doc = include_str!("../README.md")]
+
+mod config;
+mod jwks;
+mod keys;
+mod provider;
+mod secrets;
+mod tokens;
+
+pub use config::{Environment, IdentityConfig};
+pub use keys::{KeySet, SigningKey, VerifyingKey};
+pub use provider::BuiltinIdentity;
+pub use secrets::{
+    generate_client_id, generate_secret, hash_secret, try_generate_client_id, try_generate_secret,
+    verify_secret,
+};
+pub use tokens::CLOCK_LEEWAY_SECS;
