@@ -1,1 +1,8 @@
-//! placeholder
+#![doc = include_str!("../README.md")]
+
+mod redact;
+pub mod sandbox;
+pub mod stripe;
+
+pub use sandbox::SandboxProcessor;
+pub use stripe::{StripeConfig, StripeProcessor};

@@ -1,0 +1,90 @@
+//! The sandbox's test cards (Stripe's test-card convention) and what each one does.
+//!
+//! Every number passes the Luhn check, so the card form accepts it.
+
+/// Approved and captured (Successful).
+pub const APPROVED: &str = "4242424242424242";
+/// Approved without capture (ApprovedTransaction).
+pub const APPROVED_NOT_CAPTURED: &str = "4000000000000077";
+/// Declined with reason `card_declined`.
+pub const DECLINED: &str = "4000000000000002";
+/// Declined with reason `insufficient_funds`.
+pub const INSUFFICIENT_FUNDS: &str = "4000000000009995";
+/// Needs a 3DS challenge, shown on the service's own page.
+pub const CHALLENGE: &str = "4000002760003184";
+/// Needs a 3DS challenge too (a second number, as in Stripe's list).
+pub const CHALLENGE_OTHER: &str = "4000000000003220";
+/// The processor cannot be reached; nothing is charged.
+pub const COMMUNICATION_ERROR: &str = "4000000000000119";
+/// The answer is lost (a communication error) although the charge went through.
+pub const LOST_ANSWER: &str = "4000000000000184";
+/// The processor refuses the request itself (a controlled error); nothing is charged.
+pub const CONTROLLED_ERROR: &str = "4000000000000127";
+
+/// Decline reason of a failed challenge.
+pub const REASON_AUTHENTICATION_FAILED: &str = "authentication_failed";
+/// Decline reason of a challenge answered `Returned` (the sandbox hosts none).
+pub const REASON_AUTHENTICATION_NOT_COMPLETED: &str = "authentication_not_completed";
+
+/// What the sandbox does with a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Behaviour {
+    /// Approve; capture or not.
+    Approve { captured: bool },
+    /// Decline with this reason.
+    Decline(&'static str),
+    /// Ask for a challenge.
+    Challenge,
+    /// Fail to answer; no charge.
+    Unreachable,
+    /// Charge, then fail to answer.
+    LoseAnswer,
+    /// Refuse the request.
+    Refuse,
+}
+
+/// The behaviour of the card whose digits are `digits`.
+pub(crate) fn behaviour_of(digits: &str) -> Behaviour {
+    match digits {
+        APPROVED_NOT_CAPTURED => Behaviour::Approve { captured: false },
+        DECLINED => Behaviour::Decline("card_declined"),
+        INSUFFICIENT_FUNDS => Behaviour::Decline("insufficient_funds"),
+        CHALLENGE | CHALLENGE_OTHER => Behaviour::Challenge,
+        COMMUNICATION_ERROR => Behaviour::Unreachable,
+        LOST_ANSWER => Behaviour::LoseAnswer,
+        CONTROLLED_ERROR => Behaviour::Refuse,
+        _ => Behaviour::Approve { captured: true },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use checkout_domain::card::CardNumber;
+
+    use super::*;
+
+    #[test]
+    fn every_test_card_passes_the_card_form() {
+        for number in [
+            APPROVED,
+            APPROVED_NOT_CAPTURED,
+            DECLINED,
+            INSUFFICIENT_FUNDS,
+            CHALLENGE,
+            CHALLENGE_OTHER,
+            COMMUNICATION_ERROR,
+            LOST_ANSWER,
+            CONTROLLED_ERROR,
+        ] {
+            assert!(CardNumber::parse(number).is_ok(), "{number} fails Luhn");
+        }
+    }
+
+    #[test]
+    fn unknown_cards_are_approved_and_captured() {
+        assert_eq!(
+            behaviour_of("5555555555554444"),
+            Behaviour::Approve { captured: true }
+        );
+    }
+}

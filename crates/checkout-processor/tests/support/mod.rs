@@ -1,0 +1,107 @@
+//! Helpers shared by the test binaries: cards and payments, localstripe, and a fault-injecting
+//! HTTP stand-in.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod localstripe;
+pub mod stand_in;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use checkout_domain::card::{CardDetails, CardInput};
+use checkout_domain::ports::AuthorizationRequest;
+use checkout_domain::values::{Amount, AttemptId, Currency, InternalReference, SessionId};
+use time::OffsetDateTime;
+
+/// The CVV used by every test card (chosen so that it appears in no error text by chance).
+pub const CVV: &str = "737";
+
+/// 16 bytes unique within the machine for this run.
+pub fn unique_bytes() -> [u8; 16] {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&nanos.to_be_bytes());
+    bytes[8..12].copy_from_slice(&std::process::id().to_be_bytes());
+    bytes[12..].copy_from_slice(&(n as u32).to_be_bytes());
+    bytes
+}
+
+/// A card with `number`, expiring in three years, CVV `cvv`.
+pub fn card_with(number: &str, cvv: &str) -> CardDetails {
+    let now = OffsetDateTime::now_utc();
+    CardInput {
+        cardholder_name: "Ada Lovelace".into(),
+        card_number: number.into(),
+        expiry: format!("12/{}", now.year() + 3),
+        cvv: cvv.into(),
+    }
+    .validate(now)
+    .unwrap_or_else(|errors| panic!("test card refused: {errors:?}"))
+}
+
+/// A card with `number` and the test CVV.
+pub fn card(number: &str) -> CardDetails {
+    card_with(number, CVV)
+}
+
+/// Everything an authorisation request borrows.
+pub struct Payment {
+    pub attempt: AttemptId,
+    pub session: SessionId,
+    pub reference: InternalReference,
+    pub amount: Amount,
+    pub card: CardDetails,
+    pub return_url: String,
+}
+
+impl Payment {
+    /// A payment of 10.50 USD with `card`, under a fresh attempt.
+    pub fn new(card: CardDetails) -> Self {
+        Self::of(card, "10.50", "USD")
+    }
+
+    /// A payment of `value` `currency` with `card`, under a fresh attempt.
+    pub fn of(card: CardDetails, value: &str, currency: &str) -> Self {
+        let session = SessionId::from_random_bytes(unique_bytes());
+        Payment {
+            attempt: AttemptId::from_random_bytes(unique_bytes()),
+            session,
+            reference: InternalReference::from_random_bytes(unique_bytes()),
+            amount: Amount::new(value.parse().unwrap(), Currency::parse(currency).unwrap())
+                .unwrap(),
+            card,
+            return_url: format!("https://checkout.test/pay/challenge/{session}/return"),
+        }
+    }
+
+    /// The request for this payment.
+    pub fn request(&self) -> AuthorizationRequest<'_> {
+        AuthorizationRequest {
+            attempt: self.attempt,
+            session: self.session,
+            internal_reference: &self.reference,
+            amount: self.amount,
+            card: &self.card,
+            return_url: &self.return_url,
+        }
+    }
+
+    /// Panics when `text` carries the card number or the CVV.
+    pub fn assert_no_card_data(&self, text: &str) {
+        let number = self.card.number.expose_digits();
+        assert!(!text.contains(number), "card number leaked: {text}");
+        assert!(
+            !text.contains(&number[number.len() - 8..]),
+            "part of the card number leaked: {text}"
+        );
+        assert!(
+            !text.contains(self.card.cvv.expose_digits()),
+            "CVV leaked: {text}"
+        );
+    }
+}
