@@ -1,7 +1,29 @@
 #!/usr/bin/env bash
-# Runs the whole test suite on a fresh machine: installs what the tests need, then nextest.
+# Runs the whole test suite on a fresh machine.
+#
+# Installs what the tests need (the PostgreSQL server binaries from Debian when initdb is missing,
+# localstripe from PyPI into a private virtualenv), then runs every test with cargo-nextest.
+# The tests start their own private Postgres cluster and their own localstripe; nothing else
+# needs to be running. Extra arguments go to `cargo nextest run` (for example a test filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hosted-checkout/target}"
 
+have_initdb() {
+    command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+
+if ! have_initdb; then
+    echo "== installing the postgresql server binaries" >&2
+    sudo_cmd=()
+    if [[ "$(id -u)" != 0 ]]; then sudo_cmd=(sudo); fi
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq postgresql >/dev/null
+fi
+
+echo "== localstripe" >&2
+LOCALSTRIPE_BIN="$(./scripts/localstripe.sh)"
+export LOCALSTRIPE_BIN
+
+echo "== cargo nextest" >&2
 cargo nextest run --workspace --no-fail-fast "$@"

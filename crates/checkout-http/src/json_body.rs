@@ -66,7 +66,10 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             errors.add("Body", "The request body is not a valid JSON object.");
         } else {
             let field = pascal_case_path(&path);
-            errors.add(field.clone(), format!("{field} has a value of the wrong type or format."));
+            errors.add(
+                field.clone(),
+                format!("{field} has a value of the wrong type or format."),
+            );
         }
         ApiError::from(errors)
     })
@@ -93,7 +96,10 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
                         format!("The request body is larger than {MAX_JSON_BODY} bytes."),
                     )
                 } else {
-                    ApiError::http(StatusCode::BAD_REQUEST, "The request body could not be read.")
+                    ApiError::http(
+                        StatusCode::BAD_REQUEST,
+                        "The request body could not be read.",
+                    )
                 }
             })?;
             parse_json(&bytes).map(JsonBody)
@@ -107,8 +113,14 @@ mod tests {
 
     #[test]
     fn paths_become_pascal_case() {
-        assert_eq!(pascal_case_path("totalTransactionAmount"), "TotalTransactionAmount");
-        assert_eq!(pascal_case_path("items[0].currencyCode"), "Items[0].CurrencyCode");
+        assert_eq!(
+            pascal_case_path("totalTransactionAmount"),
+            "TotalTransactionAmount"
+        );
+        assert_eq!(
+            pascal_case_path("items[0].currencyCode"),
+            "Items[0].CurrencyCode"
+        );
         assert_eq!(pascal_case_path("client_id"), "ClientId");
     }
 }

@@ -84,12 +84,30 @@ impl fmt::Display for ApiError {
 fn rfc_type_and_title(status: StatusCode) -> (&'static str, &'static str) {
     match status.as_u16() {
         400 => (VALIDATION_TYPE, VALIDATION_TITLE),
-        401 => ("https://tools.ietf.org/html/rfc7235#section-3.1", "Unauthorized"),
-        404 => ("https://tools.ietf.org/html/rfc7231#section-6.5.4", "Not Found"),
-        405 => ("https://tools.ietf.org/html/rfc7231#section-6.5.5", "Method Not Allowed"),
-        413 => ("https://tools.ietf.org/html/rfc7231#section-6.5.11", "Payload Too Large"),
-        415 => ("https://tools.ietf.org/html/rfc7231#section-6.5.13", "Unsupported Media Type"),
-        429 => ("https://tools.ietf.org/html/rfc6585#section-4", "Too Many Requests"),
+        401 => (
+            "https://tools.ietf.org/html/rfc7235#section-3.1",
+            "Unauthorized",
+        ),
+        404 => (
+            "https://tools.ietf.org/html/rfc7231#section-6.5.4",
+            "Not Found",
+        ),
+        405 => (
+            "https://tools.ietf.org/html/rfc7231#section-6.5.5",
+            "Method Not Allowed",
+        ),
+        413 => (
+            "https://tools.ietf.org/html/rfc7231#section-6.5.11",
+            "Payload Too Large",
+        ),
+        415 => (
+            "https://tools.ietf.org/html/rfc7231#section-6.5.13",
+            "Unsupported Media Type",
+        ),
+        429 => (
+            "https://tools.ietf.org/html/rfc6585#section-4",
+            "Too Many Requests",
+        ),
         _ => (
             "https://tools.ietf.org/html/rfc7231#section-6.6.1",
             "An error occurred while processing your request.",

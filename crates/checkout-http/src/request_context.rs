@@ -65,7 +65,11 @@ pub async fn track(
     match result {
         Ok(mut response) => {
             let status = response.status().as_u16();
-            tracing::info!(status, ms = started.elapsed().as_millis() as u64, "request served");
+            tracing::info!(
+                status,
+                ms = started.elapsed().as_millis() as u64,
+                "request served"
+            );
             if let Ok(value) = HeaderValue::from_str(&instance) {
                 response
                     .headers_mut()

@@ -1,1 +1,70 @@
-fn main() {}
+//! `checkout`: the hosted checkout server and its operator commands.
+//!
+//! ```text
+//! checkout serve                                   run the service (a sandbox with no configuration)
+//! checkout terminal create <number> <merchant name>
+//! checkout terminal activate|deactivate <number>
+//! checkout terminal list
+//! checkout client create <terminal number>         prints the new client_id and secret once
+//! checkout client activate|deactivate <client_id>
+//! checkout client list
+//! checkout migrate                                 apply database migrations and exit
+//! ```
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use checkout_server::{admin, Application, Settings};
+
+const USAGE: &str = "usage: checkout serve
+       checkout terminal create <number> <merchant name>
+       checkout terminal activate|deactivate <number>
+       checkout terminal list
+       checkout client create <terminal number>
+       checkout client activate|deactivate <client_id>
+       checkout client list
+       checkout migrate
+settings: CHECKOUT_CONFIG=<file.json>, CHECKOUT__SECTION__FIELD=value, DATABASE_URL (see README)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    checkout_server::telemetry::init();
+    let settings = match Settings::load() {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("configuration error: {e:#}")),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&format!("cannot start the runtime: {e}")),
+    };
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match words.as_slice() {
+        [] | ["serve"] => runtime.block_on(serve(settings)),
+        ["help" | "--help" | "-h"] => {
+            let _ = writeln!(std::io::stdout(), "{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        rest => match admin::Command::parse(rest) {
+            Ok(command) => runtime.block_on(admin::run(&settings, command)),
+            Err(message) => return fail(&format!("{message}\n{USAGE}")),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&format!("error: {e:#}")),
+    }
+}
+
+async fn serve(settings: Settings) -> anyhow::Result<()> {
+    let app = Application::build(settings).await?;
+    app.print_banner();
+    app.run_until_stopped().await
+}
+
+fn fail(message: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "{message}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,197 @@
+//! Operator commands: terminals and OAuth clients.
+
+use std::io::Write;
+
+use anyhow::bail;
+use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::values::TerminalNumber;
+use checkout_postgres::PgStore;
+
+use crate::database;
+use crate::settings::Settings;
+
+/// One operator command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Apply migrations.
+    Migrate,
+    /// Provision a terminal.
+    CreateTerminal {
+        /// Its number.
+        number: String,
+        /// Merchant name shown to payers.
+        name: String,
+    },
+    /// Activate or deactivate a terminal.
+    SetTerminalActive {
+        /// Its number.
+        number: String,
+        /// New flag.
+        active: bool,
+    },
+    /// List terminals.
+    ListTerminals,
+    /// Create an OAuth client for a terminal; prints the secret once.
+    CreateClient {
+        /// The terminal.
+        terminal: String,
+    },
+    /// Activate or deactivate a client.
+    SetClientActive {
+        /// The client.
+        client_id: String,
+        /// New flag.
+        active: bool,
+    },
+    /// List clients.
+    ListClients,
+}
+
+impl Command {
+    /// Parses the words after the program name.
+    pub fn parse(words: &[&str]) -> Result<Command, String> {
+        let c = match words {
+            ["migrate"] => Command::Migrate,
+            ["terminal", "create", number, name @ ..] if !name.is_empty() => {
+                TerminalNumber::parse(number).map_err(|e| format!("terminal number {e}"))?;
+                Command::CreateTerminal {
+                    number: (*number).to_owned(),
+                    name: name.join(" "),
+                }
+            }
+            ["terminal", verb @ ("activate" | "deactivate"), number] => {
+                Command::SetTerminalActive {
+                    number: (*number).to_owned(),
+                    active: *verb == "activate",
+                }
+            }
+            ["terminal", "list"] => Command::ListTerminals,
+            ["client", "create", terminal] => Command::CreateClient {
+                terminal: (*terminal).to_owned(),
+            },
+            ["client", verb @ ("activate" | "deactivate"), client_id] => Command::SetClientActive {
+                client_id: (*client_id).to_owned(),
+                active: *verb == "activate",
+            },
+            ["client", "list"] => Command::ListClients,
+            _ => return Err(format!("unknown command: {}", words.join(" "))),
+        };
+        Ok(c)
+    }
+}
+
+fn terminal_number(s: &str) -> anyhow::Result<TerminalNumber> {
+    TerminalNumber::parse(s).map_err(|e| anyhow::anyhow!("terminal number {e}"))
+}
+
+/// Runs a command against the configured database.
+pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
+    let (url, _cluster) = database::resolve(settings).await?;
+    checkout_postgres::run_migrations(&url).await?;
+    let store = PgStore::connect(&url, 2).await?;
+    let mut out = std::io::stdout().lock();
+    match command {
+        Command::Migrate => writeln!(out, "migrations applied")?,
+        Command::CreateTerminal { number, name } => {
+            store
+                .create_terminal(&Terminal {
+                    number: terminal_number(&number)?,
+                    display_name: name,
+                    active: true,
+                })
+                .await?;
+            writeln!(out, "terminal {number} created")?;
+        }
+        Command::SetTerminalActive { number, active } => {
+            if !store
+                .set_terminal_active(&terminal_number(&number)?, active)
+                .await?
+            {
+                bail!("no terminal {number}");
+            }
+            writeln!(
+                out,
+                "terminal {number} {}",
+                if active { "activated" } else { "deactivated" }
+            )?;
+        }
+        Command::ListTerminals => {
+            for t in store.list_terminals().await? {
+                writeln!(
+                    out,
+                    "{}\t{}\t{}",
+                    t.number,
+                    if t.active { "active" } else { "inactive" },
+                    t.display_name
+                )?;
+            }
+        }
+        Command::CreateClient { terminal } => {
+            let number = terminal_number(&terminal)?;
+            let client_id = checkout_identity::generate_client_id(&number);
+            let secret = checkout_identity::generate_secret();
+            store
+                .create_client(&OAuthClient {
+                    client_id: client_id.clone(),
+                    secret_hash: checkout_identity::hash_secret(secret.expose())?,
+                    terminal: number,
+                    roles: vec![Role::SvcTerminal],
+                    active: true,
+                })
+                .await?;
+            writeln!(out, "client_id:     {client_id}")?;
+            writeln!(out, "client_secret: {}", secret.expose())?;
+            writeln!(out, "The secret is shown once; only its hash is stored.")?;
+        }
+        Command::SetClientActive { client_id, active } => {
+            if !store.set_client_active(&client_id, active).await? {
+                bail!("no client {client_id}");
+            }
+            writeln!(
+                out,
+                "client {client_id} {}",
+                if active { "activated" } else { "deactivated" }
+            )?;
+        }
+        Command::ListClients => {
+            for c in store.list_clients().await? {
+                let roles: Vec<&str> = c.roles.iter().map(|r| r.as_str()).collect();
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{}",
+                    c.client_id,
+                    c.terminal,
+                    if c.active { "active" } else { "inactive" },
+                    roles.join(",")
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_and_refuses_bad_input() {
+        assert_eq!(
+            Command::parse(&["terminal", "create", "T-9", "Coffee", "Shop"]),
+            Ok(Command::CreateTerminal {
+                number: "T-9".into(),
+                name: "Coffee Shop".into()
+            })
+        );
+        assert_eq!(
+            Command::parse(&["client", "deactivate", "c1"]),
+            Ok(Command::SetClientActive {
+                client_id: "c1".into(),
+                active: false
+            })
+        );
+        assert!(Command::parse(&["terminal", "create", "bad number!", "x"]).is_err());
+        assert!(Command::parse(&["terminal", "create", "T-9"]).is_err());
+        assert!(Command::parse(&["frobnicate"]).is_err());
+    }
+}

@@ -1,0 +1,136 @@
+//! The running service: database, adapters, use cases, HTTP server, background sweeps.
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::time::Duration;
+
+use actix_web::{web, HttpServer};
+use checkout_http::AppState;
+use checkout_postgres::cluster::LocalCluster;
+
+use crate::sandbox::SandboxCredentials;
+use crate::settings::{Environment, Settings};
+use crate::{database, sandbox, wiring};
+
+/// A built, bound, not yet running service.
+pub struct Application {
+    port: u16,
+    base_url: String,
+    settings: Settings,
+    server: actix_web::dev::Server,
+    credentials: Option<SandboxCredentials>,
+    sweeper: tokio::task::JoinHandle<()>,
+    _cluster: Option<LocalCluster>,
+}
+
+impl Application {
+    /// Connects (or, in a sandbox without `DATABASE_URL`, starts) the database, applies the
+    /// migrations, wires the adapters, provisions the sandbox terminal, and binds the
+    /// listener (port 0 picks a free port, see [`Application::port`]).
+    pub async fn build(settings: Settings) -> anyhow::Result<Application> {
+        let (database_url, cluster) = database::resolve(&settings).await?;
+        checkout_postgres::run_migrations(&database_url).await?;
+        let store =
+            checkout_postgres::PgStore::connect(&database_url, settings.database.pool_size).await?;
+
+        let listener = TcpListener::bind((settings.server.host.as_str(), settings.server.port))?;
+        let port = listener.local_addr()?.port();
+        let base_url = settings.public_base_url(port);
+
+        let wired = wiring::wire(&settings, &base_url, store.clone())?;
+        let credentials = match settings.environment {
+            Environment::Sandbox => Some(sandbox::provision(&settings, &store).await?),
+            Environment::Production => None,
+        };
+
+        let sweeper = tokio::spawn(sweep_expired(
+            wired.checkout.clone(),
+            Duration::from_secs(u64::from(settings.checkout.expiry_sweep_seconds.max(1))),
+        ));
+        let state = web::Data::new(AppState {
+            checkout: wired.checkout,
+            jwks: wired.jwks,
+        });
+        let workers = settings
+            .server
+            .workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+        let server = HttpServer::new(move || checkout_http::build_app(state.clone()))
+            .workers(workers)
+            .shutdown_timeout(30)
+            .listen(listener)?
+            .run();
+        tracing::info!(
+            port,
+            environment = settings.environment.as_str(),
+            "service ready"
+        );
+        Ok(Application {
+            port,
+            base_url,
+            settings,
+            server,
+            credentials,
+            sweeper,
+            _cluster: cluster,
+        })
+    }
+
+    /// The port the service listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The public base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The sandbox terminal's credentials (sandbox mode only).
+    pub fn sandbox_credentials(&self) -> Option<&SandboxCredentials> {
+        self.credentials.as_ref()
+    }
+
+    /// Prints where the service is and, in sandbox mode, the terminal's credentials and the
+    /// variables that pin them for scripts.
+    pub fn print_banner(&self) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "Hosted checkout service ({}) listening on {}",
+            self.settings.environment.as_str(),
+            self.base_url
+        );
+        let _ = writeln!(out, "  API explorer:   {}/swagger", self.base_url);
+        if let Some(c) = &self.credentials {
+            let _ = writeln!(out, "  Sandbox terminal: {}", c.terminal_number);
+            let _ = writeln!(out, "  client_id:        {}", c.client_id);
+            let _ = writeln!(out, "  client_secret:    {}", c.client_secret);
+            let _ = writeln!(out, "  Pin them for scripts with:");
+            let _ = writeln!(out, "    CHECKOUT__SERVER__PORT={} CHECKOUT__SANDBOX__CLIENT_ID={} CHECKOUT__SANDBOX__CLIENT_SECRET={}",
+                self.port, c.client_id, c.client_secret);
+        }
+        let _ = out.flush();
+    }
+
+    /// Serves until SIGINT or SIGTERM; in-flight requests finish first (30 s at most).
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let result = self.server.await;
+        self.sweeper.abort();
+        tracing::info!("service stopped");
+        Ok(result?)
+    }
+}
+
+/// Expires unpaid sessions past their expiry, every `every`.
+async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
+    let mut ticker = tokio::time::interval(every);
+    loop {
+        ticker.tick().await;
+        match checkout.expire_links().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(expired = n, "expired unpaid sessions"),
+            Err(e) => tracing::warn!(error = %e, "expiry sweep failed"),
+        }
+    }
+}

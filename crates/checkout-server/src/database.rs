@@ -1,0 +1,24 @@
+//! Which database to use: `DATABASE_URL`, or in sandbox mode a private PostgreSQL cluster
+//! under the data folder, made with the system's PostgreSQL binaries and kept between runs.
+
+use anyhow::Context;
+use checkout_postgres::cluster::LocalCluster;
+
+use crate::settings::{Environment, Settings};
+
+/// The database URL, and the cluster handle when this process started one.
+pub async fn resolve(settings: &Settings) -> anyhow::Result<(String, Option<LocalCluster>)> {
+    if let Some(url) = &settings.database.url {
+        return Ok((url.clone(), None));
+    }
+    if settings.environment != Environment::Sandbox {
+        anyhow::bail!("no database configured: set DATABASE_URL");
+    }
+    let dir = settings.data_dir.join("postgres");
+    let cluster = tokio::task::spawn_blocking(move || LocalCluster::persistent(&dir))
+        .await
+        .context("starting the sandbox database")??;
+    let url = cluster.url();
+    tracing::info!("sandbox database ready");
+    Ok((url, Some(cluster)))
+}

@@ -1,0 +1,13 @@
+#![doc = include_str!("../README.md")]
+
+pub mod admin;
+pub mod application;
+pub mod database;
+pub mod sandbox;
+pub mod settings;
+pub mod system;
+pub mod telemetry;
+pub mod wiring;
+
+pub use application::Application;
+pub use settings::Settings;

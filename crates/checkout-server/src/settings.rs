@@ -1,0 +1,350 @@
+//! Typed settings: defaults, then an optional JSON file (`CHECKOUT_CONFIG`), then environment
+//! overrides `CHECKOUT__SECTION__FIELD=value` (and `DATABASE_URL`), validated at start.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+/// Which environment this server is: sandbox and production have separate keys, issuers and
+/// credentials, and a token of one is refused by the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Environment {
+    /// Self-contained test environment (the default).
+    Sandbox,
+    /// Real money.
+    Production,
+}
+
+impl Environment {
+    /// `sandbox` or `production`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Environment::Sandbox => "sandbox",
+            Environment::Production => "production",
+        }
+    }
+}
+
+/// The HTTP listener.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ServerSettings {
+    /// Address to bind.
+    pub host: String,
+    /// Port to bind; 0 picks a free one.
+    pub port: u16,
+    /// Worker threads; defaults to the number of cores.
+    pub workers: Option<usize>,
+    /// The address payers and merchants reach the service at (links, redirects); defaults to
+    /// `http://{host}:{port}`.
+    pub public_base_url: Option<String>,
+}
+
+/// The database.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DatabaseSettings {
+    /// A PostgreSQL URL; when absent in sandbox mode a private cluster is started under
+    /// `data_dir`.
+    pub url: Option<String>,
+    /// Pool size.
+    pub pool_size: usize,
+}
+
+/// Token issuance.
+#[derive(Debug, Clone, Deserialize)]
+pub struct IdentitySettings {
+    /// The `iss` claim; defaults to `hosted-checkout-{environment}`.
+    pub issuer: Option<String>,
+    /// The `aud` claim.
+    pub audience: String,
+    /// Token lifetime (`expiresIn`), seconds.
+    pub token_lifetime_seconds: u32,
+    /// The Ed25519 signing key (PKCS#8); defaults to `{data_dir}/keys/{environment}.pk8`,
+    /// created on first start.
+    pub key_file: Option<PathBuf>,
+}
+
+/// Business settings.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckoutSettings {
+    /// `BaseUrlPaymentLink`: base of every payment link, ending in `/pay/link`; defaults to
+    /// `{public_base_url}/pay/link`.
+    pub base_url_payment_link: Option<String>,
+    /// How long a payment link is payable, minutes.
+    pub link_validity_minutes: u32,
+    /// How long an integrated checkout session is payable, minutes.
+    pub checkout_validity_minutes: u32,
+    /// How often unpaid sessions past their expiry are swept, seconds.
+    pub expiry_sweep_seconds: u32,
+}
+
+/// Which card processor adapter to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessorKind {
+    /// The in-process sandbox with test cards.
+    Sandbox,
+    /// Stripe's PaymentIntents API (or localstripe).
+    Stripe,
+}
+
+/// The card processor.
+#[derive(Clone, Deserialize)]
+pub struct ProcessorSettings {
+    /// Adapter.
+    pub kind: ProcessorKind,
+    /// Stripe API base URL.
+    pub stripe_base_url: Option<String>,
+    /// Stripe secret key.
+    pub stripe_api_key: Option<String>,
+    /// Timeout of every processor call, milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl std::fmt::Debug for ProcessorSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProcessorSettings")
+            .field("kind", &self.kind)
+            .field("stripe_base_url", &self.stripe_base_url)
+            .field(
+                "stripe_api_key",
+                &self.stripe_api_key.as_ref().map(|_| "***"),
+            )
+            .field("timeout_ms", &self.timeout_ms)
+            .finish()
+    }
+}
+
+/// The sandbox terminal and client provisioned at start in sandbox mode.
+#[derive(Clone, Deserialize)]
+pub struct SandboxSettings {
+    /// Terminal number.
+    pub terminal_number: String,
+    /// Merchant name shown on the pages.
+    pub merchant_name: String,
+    /// OAuth client id.
+    pub client_id: String,
+    /// OAuth client secret; generated once and kept in the data folder when absent.
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for SandboxSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxSettings")
+            .field("terminal_number", &self.terminal_number)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+/// Every setting of the server.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Settings {
+    /// Sandbox or production.
+    pub environment: Environment,
+    /// Folder for the sandbox database, keys and credentials.
+    pub data_dir: PathBuf,
+    /// HTTP listener.
+    pub server: ServerSettings,
+    /// Database.
+    pub database: DatabaseSettings,
+    /// Tokens.
+    pub identity: IdentitySettings,
+    /// Business settings.
+    pub checkout: CheckoutSettings,
+    /// Card processor.
+    pub processor: ProcessorSettings,
+    /// Sandbox provisioning.
+    pub sandbox: SandboxSettings,
+}
+
+fn defaults() -> Value {
+    json!({
+        "environment": "sandbox",
+        "data_dir": ".data",
+        "server": { "host": "127.0.0.1", "port": 8080, "workers": null, "public_base_url": null },
+        "database": { "url": null, "pool_size": 16 },
+        "identity": { "issuer": null, "audience": "hosted-checkout", "token_lifetime_seconds": 3600, "key_file": null },
+        "checkout": {
+            "base_url_payment_link": null,
+            "link_validity_minutes": 1440,
+            "checkout_validity_minutes": 60,
+            "expiry_sweep_seconds": 60
+        },
+        "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000 },
+        "sandbox": {
+            "terminal_number": "SANDBOX-001",
+            "merchant_name": "Sandbox Merchant",
+            "client_id": "sandbox-client",
+            "client_secret": null
+        }
+    })
+}
+
+fn merge(base: &mut Value, overlay: Value) {
+    match (base, overlay) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                merge(b.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (b, o) => *b = o,
+    }
+}
+
+/// An override value: JSON when it parses as a number, boolean or null, else a string.
+fn env_value(raw: &str) -> Value {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ (Value::Number(_) | Value::Bool(_) | Value::Null)) => v,
+        _ => Value::String(raw.to_owned()),
+    }
+}
+
+impl Settings {
+    /// Loads from the process environment.
+    pub fn load() -> anyhow::Result<Settings> {
+        Settings::from_sources(std::env::vars())
+    }
+
+    /// Loads from the given environment variables (for tests).
+    pub fn from_sources(
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> anyhow::Result<Settings> {
+        let mut value = defaults();
+        let vars: Vec<(String, String)> = vars.into_iter().collect();
+        if let Some((_, path)) = vars.iter().find(|(k, _)| k == "CHECKOUT_CONFIG") {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+            let file: Value =
+                serde_json::from_str(&text).with_context(|| format!("parsing {path}"))?;
+            merge(&mut value, file);
+        }
+        for (key, raw) in &vars {
+            let path: Vec<String> = match key.strip_prefix("CHECKOUT__") {
+                Some(rest) => rest.split("__").map(str::to_ascii_lowercase).collect(),
+                None if key == "DATABASE_URL" => vec!["database".into(), "url".into()],
+                None => continue,
+            };
+            let mut overlay = env_value(raw);
+            for segment in path.iter().rev() {
+                let mut map = Map::new();
+                map.insert(segment.clone(), overlay);
+                overlay = Value::Object(map);
+            }
+            merge(&mut value, overlay);
+        }
+        let settings: Settings = serde_json::from_value(value).context("invalid settings")?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        if self.environment == Environment::Production {
+            if self.database.url.is_none() {
+                bail!("production needs DATABASE_URL (or CHECKOUT__DATABASE__URL)");
+            }
+            if self.identity.key_file.is_none() {
+                bail!("production needs CHECKOUT__IDENTITY__KEY_FILE");
+            }
+            if self.server.public_base_url.is_none() {
+                bail!("production needs CHECKOUT__SERVER__PUBLIC_BASE_URL");
+            }
+            if self.processor.kind == ProcessorKind::Sandbox {
+                bail!("production cannot use the sandbox card processor");
+            }
+        }
+        if self.processor.kind == ProcessorKind::Stripe
+            && (self.processor.stripe_base_url.is_none() || self.processor.stripe_api_key.is_none())
+        {
+            bail!("the stripe processor needs CHECKOUT__PROCESSOR__STRIPE_BASE_URL and CHECKOUT__PROCESSOR__STRIPE_API_KEY");
+        }
+        if self.database.pool_size == 0 || self.identity.token_lifetime_seconds == 0 {
+            bail!("pool_size and token_lifetime_seconds must be positive");
+        }
+        Ok(())
+    }
+
+    /// The public base URL, given the port actually bound.
+    pub fn public_base_url(&self, bound_port: u16) -> String {
+        self.server
+            .public_base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}:{}", self.server.host, bound_port))
+            .trim_end_matches('/')
+            .to_owned()
+    }
+
+    /// The token issuer.
+    pub fn issuer(&self) -> String {
+        self.identity
+            .issuer
+            .clone()
+            .unwrap_or_else(|| format!("hosted-checkout-{}", self.environment.as_str()))
+    }
+
+    /// The signing key file.
+    pub fn key_file(&self) -> PathBuf {
+        self.identity.key_file.clone().unwrap_or_else(|| {
+            self.data_dir
+                .join("keys")
+                .join(format!("{}.pk8", self.environment.as_str()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_are_a_sandbox_on_8080() {
+        let s = Settings::from_sources(vars(&[])).unwrap();
+        assert_eq!(s.environment, Environment::Sandbox);
+        assert_eq!(s.server.port, 8080);
+        assert!(s.database.url.is_none());
+        assert_eq!(s.public_base_url(8080), "http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn environment_overrides_nested_fields() {
+        let s = Settings::from_sources(vars(&[
+            ("CHECKOUT__SERVER__PORT", "0"),
+            ("DATABASE_URL", "postgres://x@/db"),
+            ("CHECKOUT__SANDBOX__CLIENT_SECRET", "s3cret"),
+        ]))
+        .unwrap();
+        assert_eq!(s.server.port, 0);
+        assert_eq!(s.database.url.as_deref(), Some("postgres://x@/db"));
+        assert_eq!(s.sandbox.client_secret.as_deref(), Some("s3cret"));
+    }
+
+    #[test]
+    fn production_refuses_missing_database_and_sandbox_processor() {
+        let err =
+            Settings::from_sources(vars(&[("CHECKOUT__ENVIRONMENT", "production")])).unwrap_err();
+        assert!(err.to_string().contains("DATABASE_URL"));
+        let err = Settings::from_sources(vars(&[
+            ("CHECKOUT__ENVIRONMENT", "production"),
+            ("DATABASE_URL", "postgres://x@/db"),
+            ("CHECKOUT__IDENTITY__KEY_FILE", "/k"),
+            ("CHECKOUT__SERVER__PUBLIC_BASE_URL", "https://pay.example"),
+        ]))
+        .unwrap_err();
+        assert!(err.to_string().contains("sandbox card processor"));
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(Settings::from_sources(vars(&[("CHECKOUT__SERVER__PORT", "eighty")])).is_err());
+        assert!(Settings::from_sources(vars(&[("CHECKOUT__ENVIRONMENT", "staging")])).is_err());
+    }
+}

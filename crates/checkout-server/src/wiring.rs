@@ -1,0 +1,96 @@
+//! Builds the adapters named by the settings and hands them to the use cases.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use checkout_domain::ports::CardProcessor;
+use checkout_domain::{Checkout, CheckoutPolicy, Ports};
+use checkout_identity::{BuiltinIdentity, IdentityConfig, KeySet, SigningKey};
+use checkout_postgres::PgStore;
+use checkout_processor::{SandboxProcessor, StripeConfig, StripeProcessor};
+use time::Duration;
+use url::Url;
+
+use crate::settings::{Environment, ProcessorKind, Settings};
+use crate::system::{RandomIds, SystemClock};
+
+/// The wired use cases and the public keys.
+pub struct Wired {
+    /// The use cases over the configured adapters.
+    pub checkout: Checkout,
+    /// The JWKS of the signing keys.
+    pub jwks: serde_json::Value,
+}
+
+fn identity_environment(env: Environment) -> checkout_identity::Environment {
+    match env {
+        Environment::Sandbox => checkout_identity::Environment::Sandbox,
+        Environment::Production => checkout_identity::Environment::Production,
+    }
+}
+
+/// Wires every port: Postgres storage, the built-in identity provider, the configured card
+/// processor, the system clock and random ids.
+pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Result<Wired> {
+    let key =
+        SigningKey::load_or_create(&settings.key_file()).context("loading the signing key")?;
+    let keys = KeySet::new(key);
+    let jwks = keys.jwks();
+    let identity = BuiltinIdentity::new(
+        IdentityConfig {
+            issuer: settings.issuer(),
+            audience: settings.identity.audience.clone(),
+            environment: identity_environment(settings.environment),
+            token_lifetime: Duration::seconds(i64::from(settings.identity.token_lifetime_seconds)),
+        },
+        keys,
+        Arc::new(store.clone()),
+    );
+
+    let timeout = std::time::Duration::from_millis(settings.processor.timeout_ms);
+    let processor: Arc<dyn CardProcessor> = match settings.processor.kind {
+        ProcessorKind::Sandbox => Arc::new(SandboxProcessor::new()),
+        ProcessorKind::Stripe => {
+            let base = settings
+                .processor
+                .stripe_base_url
+                .as_deref()
+                .unwrap_or_default();
+            Arc::new(StripeProcessor::new(StripeConfig {
+                base_url: Url::parse(base).context("CHECKOUT__PROCESSOR__STRIPE_BASE_URL")?,
+                api_key: settings
+                    .processor
+                    .stripe_api_key
+                    .clone()
+                    .unwrap_or_default(),
+                timeout,
+            })?)
+        }
+    };
+
+    let link_base = settings
+        .checkout
+        .base_url_payment_link
+        .clone()
+        .unwrap_or_else(|| format!("{base_url}/pay/link"));
+    let policy = CheckoutPolicy::new(
+        Duration::minutes(i64::from(settings.checkout.link_validity_minutes)),
+        Duration::minutes(i64::from(settings.checkout.checkout_validity_minutes)),
+        Url::parse(&link_base).context("BaseUrlPaymentLink is not a URL")?,
+    )
+    .context("BaseUrlPaymentLink")?;
+
+    let store = Arc::new(store);
+    let checkout = Checkout::new(
+        Ports {
+            sessions: store.clone(),
+            terminals: store,
+            processor,
+            identity: Arc::new(identity),
+            clock: Arc::new(SystemClock),
+            ids: Arc::new(RandomIds),
+        },
+        policy,
+    );
+    Ok(Wired { checkout, jwks })
+}
