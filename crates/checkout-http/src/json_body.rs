@@ -57,6 +57,13 @@ fn is_json(req: &HttpRequest) -> bool {
 
 /// Parses `bytes` as `T`, naming the failing field.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Every body of the API is an object; anything else would be reported under a
+    // meaningless path such as `[0]`.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        let mut errors = ValidationErrors::new();
+        errors.add("Body", "The request body is not a valid JSON object.");
+        return Err(ApiError::from(errors));
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();

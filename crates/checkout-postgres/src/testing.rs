@@ -1,8 +1,8 @@
 //! The test harness (feature `testing`): one PostgreSQL server per test run, one migrated
 //! template database, and a fresh database per test cloned from it.
 //!
-//! Which server: the one at `CHECKOUT_TEST_DATABASE_URL` when set (an admin URL: a role that
-//! may create databases), else a private cluster in `CHECKOUT_TEST_CLUSTER_DIR`, by default
+//! Which server: the one at `CHECKOUT_TEST_DATABASE_URL` (or, when that is unset,
+//! `DATABASE_URL`) when set (an admin URL: a role that may create databases), else a private cluster in `CHECKOUT_TEST_CLUSTER_DIR`, by default
 //! `/tmp/hc-pg-<uid>`. The first test process that finds no server there starts one (under a
 //! lock, so concurrent processes start one between them) and leaves it running; later test
 //! processes, and later runs, reuse it. Stop it with `pg_ctl stop -D /tmp/hc-pg-<uid>/data`
@@ -29,6 +29,9 @@ use crate::{run_migrations, PgStore};
 
 /// The environment variable naming an existing server to test against (an admin URL).
 pub const DATABASE_URL_ENV: &str = "CHECKOUT_TEST_DATABASE_URL";
+
+/// The general server variable, used by the tests when [`DATABASE_URL_ENV`] is unset.
+pub const FALLBACK_DATABASE_URL_ENV: &str = "DATABASE_URL";
 
 /// The environment variable naming the folder of the shared test cluster.
 pub const CLUSTER_DIR_ENV: &str = "CHECKOUT_TEST_CLUSTER_DIR";
@@ -120,7 +123,7 @@ fn unique_name() -> String {
 /// Where the test server is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Server {
-    /// Named by `CHECKOUT_TEST_DATABASE_URL`: maybe shared with other machines.
+    /// Named by `CHECKOUT_TEST_DATABASE_URL` or `DATABASE_URL`: maybe shared with other machines.
     External,
     /// The shared cluster of this machine.
     Local,
@@ -128,13 +131,18 @@ enum Server {
 
 /// An admin connection to the test server, starting the shared cluster when needed.
 async fn admin_connection() -> anyhow::Result<(String, AsyncPgConnection, Server)> {
-    if let Some(url) = std::env::var(DATABASE_URL_ENV)
-        .ok()
-        .filter(|u| !u.is_empty())
-    {
+    let named = [DATABASE_URL_ENV, FALLBACK_DATABASE_URL_ENV]
+        .into_iter()
+        .find_map(|var| {
+            std::env::var(var)
+                .ok()
+                .filter(|u| !u.is_empty())
+                .map(|u| (var, u))
+        });
+    if let Some((var, url)) = named {
         let conn = AsyncPgConnection::establish(&url)
             .await
-            .with_context(|| format!("connecting to the server named by {DATABASE_URL_ENV}"))?;
+            .with_context(|| format!("connecting to the server named by {var}"))?;
         return Ok((url, conn, Server::External));
     }
     let dir = cluster_dir()?;

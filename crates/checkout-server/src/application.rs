@@ -97,10 +97,14 @@ impl Application {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "Hosted checkout service ({}) listening on {}",
+            "Hosted checkout service ({}) listening on http://{}:{}",
             self.settings.environment.as_str(),
-            self.base_url
+            self.settings.server.host,
+            self.port
         );
+        if self.settings.server.public_base_url.is_some() {
+            let _ = writeln!(out, "  Public address: {}", self.base_url);
+        }
         let _ = writeln!(out, "  API explorer:   {}/swagger", self.base_url);
         if let Some(c) = &self.credentials {
             let _ = writeln!(out, "  Sandbox terminal: {}", c.terminal_number);

@@ -32,8 +32,13 @@ fn identity_environment(env: Environment) -> checkout_identity::Environment {
 /// Wires every port: Postgres storage, the built-in identity provider, the configured card
 /// processor, the system clock and random ids.
 pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Result<Wired> {
-    let key =
-        SigningKey::load_or_create(&settings.key_file()).context("loading the signing key")?;
+    // A sandbox makes its own key on first start; production must be given one, so that a
+    // lost or mistyped path never silently rotates the key and invalidates every token.
+    let key = match settings.environment {
+        Environment::Sandbox => SigningKey::load_or_create(&settings.key_file()),
+        Environment::Production => SigningKey::load(&settings.key_file()),
+    }
+    .with_context(|| format!("loading the signing key {}", settings.key_file().display()))?;
     let keys = KeySet::new(key);
     let jwks = keys.jwks();
     let identity = BuiltinIdentity::new(

@@ -1,0 +1,93 @@
+//! POST /api/public/security/auth (spec 4.1, 5.1, 5.7).
+
+use checkout_domain::auth::Role;
+use serde_json::json;
+
+use crate::support::TestServer;
+use crate::{assert_problem, assert_validation};
+
+const AUTH: &str = "/api/public/security/auth";
+
+#[tokio::test]
+async fn valid_client_credentials_get_a_jwt_and_its_lifetime() {
+    let server = TestServer::sandbox("auth-ok").await;
+    let reply = server
+        .post(
+            AUTH,
+            None,
+            &json!({ "client_id": server.client_id, "client_secret": server.client_secret }),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.content_type(), "application/json");
+    assert_eq!(reply.headers["cache-control"], "no-store");
+    let body = reply.body.as_object().expect("an object");
+    let mut keys: Vec<&str> = body.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["expiresIn", "token"]);
+    assert_eq!(reply.body["expiresIn"], 3600);
+    assert_eq!(reply.str("token").split('.').count(), 3, "a compact JWS");
+}
+
+#[tokio::test]
+async fn the_lifetime_follows_the_setting() {
+    let server = TestServer::start(
+        "auth-lifetime",
+        crate::support::Mode::Sandbox,
+        &[("CHECKOUT__IDENTITY__TOKEN_LIFETIME_SECONDS", "900")],
+    )
+    .await;
+    let reply = server
+        .post(
+            AUTH,
+            None,
+            &json!({ "client_id": server.client_id, "client_secret": server.client_secret }),
+        )
+        .await;
+    assert_eq!(reply.body["expiresIn"], 900);
+}
+
+#[tokio::test]
+async fn wrong_unknown_or_deactivated_credentials_are_401() {
+    let server = TestServer::sandbox("auth-401").await;
+    server.add_terminal("T-OFF", true).await;
+    let (off_id, off_secret) = server.add_client("T-OFF", vec![Role::SvcTerminal]).await;
+    server
+        .store()
+        .set_client_active(&off_id, false)
+        .await
+        .expect("deactivate");
+    for (id, secret) in [
+        (server.client_id.as_str(), "not-the-secret"),
+        ("no-such-client", server.client_secret.as_str()),
+        (off_id.as_str(), off_secret.as_str()),
+    ] {
+        let reply = server
+            .post(
+                AUTH,
+                None,
+                &json!({ "client_id": id, "client_secret": secret }),
+            )
+            .await;
+        assert_problem(
+            &reply,
+            401,
+            "https://tools.ietf.org/html/rfc7235#section-3.1",
+        );
+        let text = reply.body.to_string();
+        assert!(!text.contains(secret), "the secret is echoed: {text}");
+    }
+}
+
+#[tokio::test]
+async fn missing_fields_are_a_validation_error() {
+    let server = TestServer::sandbox("auth-400").await;
+    let reply = server.post(AUTH, None, &json!({})).await;
+    assert_validation(
+        &reply,
+        json!({
+            "ClientId": ["The ClientId field is required."],
+            "ClientSecret": ["The ClientSecret field is required."]
+        }),
+    );
+}

@@ -1,0 +1,306 @@
+//! Starts the real `checkout` binary for a test and talks to it as a merchant backend would.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::values::TerminalNumber;
+use checkout_postgres::testing::TestDatabase;
+use checkout_postgres::PgStore;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+/// Which environment the server runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The default: sandbox terminal provisioned at start, sandbox processor.
+    Sandbox,
+    /// Production: no provisioning, a key file given, the Stripe processor configured.
+    Production,
+}
+
+/// A running server, its database and its artifacts folder. The process is killed on drop.
+pub struct TestServer {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    /// The bound port.
+    pub port: u16,
+    /// The sandbox terminal number (sandbox mode).
+    pub terminal: String,
+    /// The sandbox client id (sandbox mode).
+    pub client_id: String,
+    /// The sandbox client secret (sandbox mode).
+    pub client_secret: String,
+    /// Where this server's data, key and log live.
+    pub dir: PathBuf,
+    /// A merchant-side HTTP client (no redirects followed).
+    pub http: reqwest::Client,
+    child: Child,
+    store: PgStore,
+    // Dropped last: the server's connections go first.
+    db: TestDatabase,
+}
+
+/// A response as a merchant backend sees it.
+#[derive(Debug)]
+pub struct Reply {
+    /// The status.
+    pub status: StatusCode,
+    /// The headers.
+    pub headers: reqwest::header::HeaderMap,
+    /// The body, parsed as JSON when it is JSON, else `Value::String` of the text.
+    pub body: Value,
+    /// The body as sent (exact decimals survive here, not in `body`).
+    pub text: String,
+}
+
+impl Reply {
+    /// The `Content-Type` header.
+    pub fn content_type(&self) -> &str {
+        self.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    /// A string field of the body.
+    pub fn str(&self, field: &str) -> &str {
+        self.body[field].as_str().unwrap_or_else(|| {
+            panic!("no string field {field} in {}", self.body);
+        })
+    }
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A folder for one test's files under the target folder, emptied first.
+pub fn artifacts_dir(label: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("checkout-server-tests")
+        .join(format!("{label}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the test folder");
+    dir
+}
+
+impl TestServer {
+    /// A sandbox server with default settings.
+    pub async fn sandbox(label: &str) -> TestServer {
+        TestServer::start(label, Mode::Sandbox, &[]).await
+    }
+
+    /// Starts the binary in `mode` with extra `CHECKOUT__...` settings, and waits until it
+    /// prints that it listens.
+    pub async fn start(label: &str, mode: Mode, extra: &[(&str, &str)]) -> TestServer {
+        let db = TestDatabase::create().await.expect("a test database");
+        let dir = artifacts_dir(label);
+        let secret = format!("test-secret-{}", uuid_like());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_checkout"));
+        cmd.arg("serve")
+            .env_remove("CHECKOUT_CONFIG")
+            .env("RUST_LOG", "info")
+            .env("CHECKOUT_LOG_FORMAT", "json")
+            .env("DATABASE_URL", db.url())
+            .env("CHECKOUT__DATA_DIR", dir.join("data"))
+            .env("CHECKOUT__SERVER__PORT", "0")
+            .env("CHECKOUT__SERVER__WORKERS", "2")
+            .env("CHECKOUT__DATABASE__POOL_SIZE", "4");
+        match mode {
+            Mode::Sandbox => {
+                cmd.env("CHECKOUT__SANDBOX__CLIENT_SECRET", &secret);
+            }
+            Mode::Production => {
+                let key = dir.join("production.pk8");
+                checkout_identity::SigningKey::load_or_create(&key).expect("a production key");
+                cmd.env("CHECKOUT__ENVIRONMENT", "production")
+                    .env("CHECKOUT__IDENTITY__KEY_FILE", &key)
+                    .env(
+                        "CHECKOUT__SERVER__PUBLIC_BASE_URL",
+                        "https://pay.example.test",
+                    )
+                    .env("CHECKOUT__PROCESSOR__KIND", "stripe")
+                    .env("CHECKOUT__PROCESSOR__STRIPE_BASE_URL", "http://127.0.0.1:9")
+                    .env("CHECKOUT__PROCESSOR__STRIPE_API_KEY", "sk_test_unused");
+            }
+        }
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        let log = std::fs::File::create(dir.join("server.log")).expect("create the log file");
+        cmd.stdout(Stdio::piped()).stderr(log).stdin(Stdio::null());
+        let mut child = cmd.spawn().expect("start the checkout binary");
+        let stdout = child.stdout.take().expect("stdout");
+        let log_path = dir.join("server.log");
+        let port = tokio::task::spawn_blocking(move || read_port(stdout))
+            .await
+            .expect("banner reader")
+            .unwrap_or_else(|| {
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                panic!("the server did not start; its log:\n{log}")
+            });
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("http client");
+        let store = db.store();
+        TestServer {
+            base: format!("http://127.0.0.1:{port}"),
+            port,
+            terminal: "SANDBOX-001".into(),
+            client_id: "sandbox-client".into(),
+            client_secret: secret,
+            dir,
+            http,
+            child,
+            store,
+            db,
+        }
+    }
+
+    /// The server's log so far (JSON lines).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+
+    /// The database's URL.
+    pub fn database_url(&self) -> &str {
+        self.db.url()
+    }
+
+    /// The store over the server's database, for provisioning.
+    pub fn store(&self) -> &PgStore {
+        &self.store
+    }
+
+    /// Provisions a terminal.
+    pub async fn add_terminal(&self, number: &str, active: bool) {
+        self.store
+            .create_terminal(&Terminal {
+                number: TerminalNumber::parse(number).expect("terminal number"),
+                display_name: format!("Merchant {number}"),
+                active,
+            })
+            .await
+            .expect("create terminal");
+    }
+
+    /// Creates an OAuth client for `terminal` with `roles`; returns (client_id, secret).
+    pub async fn add_client(&self, terminal: &str, roles: Vec<Role>) -> (String, String) {
+        let client_id = format!("client-{}", uuid_like());
+        let secret = format!("secret-{}", uuid_like());
+        self.store
+            .create_client(&OAuthClient {
+                client_id: client_id.clone(),
+                secret_hash: checkout_identity::hash_secret(&secret).expect("hash"),
+                terminal: TerminalNumber::parse(terminal).expect("terminal number"),
+                roles,
+                active: true,
+            })
+            .await
+            .expect("create client");
+        (client_id, secret)
+    }
+
+    /// Sets a terminal's active flag.
+    pub async fn set_terminal_active(&self, number: &str, active: bool) {
+        self.store
+            .set_terminal_active(&TerminalNumber::parse(number).expect("number"), active)
+            .await
+            .expect("set terminal active");
+    }
+
+    /// Sends a request; `body` as JSON when given.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Reply {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.expect("the server answers");
+        into_reply(response).await
+    }
+
+    /// `POST path` with a JSON body.
+    pub async fn post(&self, path: &str, token: Option<&str>, body: &Value) -> Reply {
+        self.send(Method::POST, path, token, Some(body)).await
+    }
+
+    /// `GET path`.
+    pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {
+        self.send(Method::GET, path, token, None).await
+    }
+
+    /// A token for the given credentials (asserts 200).
+    pub async fn token_for(&self, client_id: &str, secret: &str) -> String {
+        let reply = self
+            .post(
+                "/api/public/security/auth",
+                None,
+                &serde_json::json!({ "client_id": client_id, "client_secret": secret }),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "token: {}", reply.body);
+        reply.str("token").to_owned()
+    }
+
+    /// A token for the sandbox client.
+    pub async fn token(&self) -> String {
+        self.token_for(&self.client_id, &self.client_secret).await
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Turns a response into a [`Reply`].
+pub async fn into_reply(response: reqwest::Response) -> Reply {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = response.text().await.expect("a body");
+    let body = serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.clone()));
+    Reply {
+        status,
+        headers,
+        body,
+        text,
+    }
+}
+
+/// Reads the banner until the `listening on http://host:port` line; `None` if the process
+/// ends first. Keeps draining stdout afterwards so the server never blocks on a full pipe.
+fn read_port(stdout: std::process::ChildStdout) -> Option<u16> {
+    let mut lines = BufReader::new(stdout).lines();
+    for line in lines.by_ref() {
+        let line = line.ok()?;
+        if let Some((_, address)) = line.split_once("listening on http://") {
+            let port = address.trim().rsplit(':').next()?.parse().ok()?;
+            std::thread::spawn(move || for _ in lines {});
+            return Some(port);
+        }
+    }
+    None
+}
+
+/// A random lowercase hex string (32 characters).
+pub fn uuid_like() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::getrandom(&mut bytes).expect("randomness");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
