@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine.
 #
-# Installs what the tests need (the PostgreSQL server binaries from Debian when initdb is missing,
-# localstripe from PyPI into a private virtualenv), then runs every test with cargo-nextest.
+# Installs what the tests need (from Debian: the PostgreSQL server binaries, chromium and
+# chromium-driver, when missing; localstripe from PyPI into a private virtualenv), then runs
+# every test with cargo-nextest.
 # The tests start their own private Postgres cluster and their own localstripe; nothing else
 # needs to be running. Extra arguments go to `cargo nextest run` (for example a test filter).
 set -euo pipefail
@@ -13,12 +14,18 @@ have_initdb() {
     command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
 }
 
-if ! have_initdb; then
-    echo "== installing the postgresql server binaries" >&2
+# Debian packages the tests need: the PostgreSQL server binaries, and headless Chromium with
+# its WebDriver for the page tests.
+packages=()
+have_initdb || packages+=(postgresql)
+command -v chromium >/dev/null 2>&1 || packages+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
+if ((${#packages[@]})); then
+    echo "== installing ${packages[*]}" >&2
     sudo_cmd=()
     if [[ "$(id -u)" != 0 ]]; then sudo_cmd=(sudo); fi
     "${sudo_cmd[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq postgresql >/dev/null
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
 
 echo "== localstripe" >&2

@@ -1,0 +1,332 @@
+//! A small W3C WebDriver client over reqwest, driving Debian's headless Chromium through
+//! `chromedriver`: just what the page tests need (navigate, find, type, click, read,
+//! windows, screenshots).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+/// The key W3C WebDriver names an element reference with.
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A headless Chromium session; chromedriver is stopped on drop.
+pub struct Browser {
+    http: reqwest::Client,
+    session: String,
+    driver: Child,
+    screenshots: PathBuf,
+}
+
+/// A found element.
+#[derive(Debug, Clone)]
+pub struct Element(String);
+
+fn find_program(candidates: &[&str]) -> Option<PathBuf> {
+    for name in candidates {
+        if name.contains('/') {
+            if Path::new(name).exists() {
+                return Some(PathBuf::from(name));
+            }
+            continue;
+        }
+        if let Some(paths) = std::env::var_os("PATH") {
+            for dir in std::env::split_paths(&paths) {
+                let path = dir.join(name);
+                if path.is_file() {
+                    return Some(path);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl Browser {
+    /// Starts chromedriver and a headless Chromium session. Screenshots go to `screenshots`.
+    pub async fn start(screenshots: &Path) -> Browser {
+        let driver_path = find_program(&["chromedriver", "/usr/bin/chromedriver"]).expect(
+            "chromedriver not found: install Debian's chromium and chromium-driver \
+             (./scripts/test.sh does)",
+        );
+        let chromium = find_program(&["chromium", "/usr/bin/chromium", "chromium-browser"])
+            .expect("chromium not found: install Debian's chromium package");
+        let port = free_port();
+        let driver = Command::new(driver_path)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .expect("client");
+        let base = format!("http://127.0.0.1:{port}");
+        let started = Instant::now();
+        loop {
+            let ready = http
+                .get(format!("{base}/status"))
+                .send()
+                .await
+                .ok()
+                .map(|r| r.status().is_success())
+                .unwrap_or(false);
+            if ready {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let profile = screenshots.join("chromium-profile");
+        let capabilities = json!({
+            "capabilities": { "alwaysMatch": {
+                "browserName": "chrome",
+                "pageLoadStrategy": "normal",
+                "goog:chromeOptions": {
+                    "binary": chromium,
+                    "args": [
+                        "--headless=new", "--no-sandbox", "--disable-gpu",
+                        "--disable-dev-shm-usage", "--window-size=412,915",
+                        "--no-first-run", "--no-default-browser-check",
+                        format!("--user-data-dir={}", profile.display()),
+                    ]
+                }
+            }}
+        });
+        let response: Value = http
+            .post(format!("{base}/session"))
+            .json(&capabilities)
+            .send()
+            .await
+            .expect("new session")
+            .json()
+            .await
+            .expect("json");
+        let session = response["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {response}"))
+            .to_owned();
+        std::fs::create_dir_all(screenshots).expect("screenshot folder");
+        Browser {
+            http,
+            session: format!("{base}/session/{session}"),
+            driver,
+            screenshots: screenshots.to_owned(),
+        }
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut request = self.http.request(method, format!("{}{path}", self.session));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response: Value = request
+            .send()
+            .await
+            .expect("chromedriver answers")
+            .json()
+            .await
+            .expect("json");
+        if let Some(error) = response["value"].get("error") {
+            panic!("webdriver {path}: {error} {}", response["value"]["message"]);
+        }
+        response["value"].clone()
+    }
+
+    /// Opens `url` and waits for the page to load.
+    pub async fn goto(&self, url: &str) {
+        self.call(reqwest::Method::POST, "/url", Some(json!({ "url": url })))
+            .await;
+    }
+
+    /// The current URL.
+    pub async fn url(&self) -> String {
+        self.call(reqwest::Method::GET, "/url", None)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The page source.
+    pub async fn source(&self) -> String {
+        self.call(reqwest::Method::GET, "/source", None)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The element matching `css`, waiting up to 10 s for it.
+    pub async fn find(&self, css: &str) -> Element {
+        let started = Instant::now();
+        loop {
+            if let Some(element) = self.try_find(css).await {
+                return element;
+            }
+            if started.elapsed() > Duration::from_secs(10) {
+                let source = self.source().await;
+                panic!("no element {css} at {}:\n{source}", self.url().await);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The element matching `css`, if there is one now.
+    pub async fn try_find(&self, css: &str) -> Option<Element> {
+        let response: Value = self
+            .http
+            .post(format!("{}/element", self.session))
+            .json(&json!({ "using": "css selector", "value": css }))
+            .send()
+            .await
+            .expect("chromedriver answers")
+            .json()
+            .await
+            .expect("json");
+        response["value"][ELEMENT_KEY]
+            .as_str()
+            .map(|id| Element(id.to_owned()))
+    }
+
+    /// Types `text` into the element.
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let element = self.find(css).await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{}/clear", element.0),
+            Some(json!({})),
+        )
+        .await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{}/value", element.0),
+            Some(json!({ "text": text })),
+        )
+        .await;
+    }
+
+    /// Clicks the element.
+    pub async fn click(&self, css: &str) {
+        let element = self.find(css).await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{}/click", element.0),
+            Some(json!({})),
+        )
+        .await;
+    }
+
+    /// The visible text of the element.
+    pub async fn text(&self, css: &str) -> String {
+        let element = self.find(css).await;
+        self.call(reqwest::Method::GET, &format!("/element/{}/text", element.0), None)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// An attribute of the element.
+    pub async fn attribute(&self, css: &str, name: &str) -> Option<String> {
+        let element = self.find(css).await;
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{}/attribute/{name}", element.0),
+            None,
+        )
+        .await
+        .as_str()
+        .map(str::to_owned)
+    }
+
+    /// Waits until the current URL starts with `prefix`; returns it.
+    pub async fn wait_for_url(&self, prefix: &str) -> String {
+        let started = Instant::now();
+        loop {
+            let url = self.url().await;
+            if url.starts_with(prefix) {
+                return url;
+            }
+            if started.elapsed() > Duration::from_secs(15) {
+                panic!("still at {url}, expected {prefix}...:\n{}", self.source().await);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Opens a new tab and switches to it; returns the previous tab's handle.
+    pub async fn new_tab(&self) -> String {
+        let current = self.current_window().await;
+        let created = self
+            .call(reqwest::Method::POST, "/window/new", Some(json!({ "type": "tab" })))
+            .await;
+        self.call(
+            reqwest::Method::POST,
+            "/window",
+            Some(json!({ "handle": created["handle"] })),
+        )
+        .await;
+        current
+    }
+
+    /// The current tab's handle.
+    pub async fn current_window(&self) -> String {
+        self.call(reqwest::Method::GET, "/window", None)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Switches to the tab `handle`.
+    pub async fn switch_to(&self, handle: &str) {
+        self.call(reqwest::Method::POST, "/window", Some(json!({ "handle": handle })))
+            .await;
+    }
+
+    /// Saves a PNG screenshot as `<name>.png` in the screenshot folder; returns its path.
+    pub async fn screenshot(&self, name: &str) -> PathBuf {
+        let data = self.call(reqwest::Method::GET, "/screenshot", None).await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(data.as_str().unwrap_or_default())
+            .expect("base64 png");
+        let path = self.screenshots.join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("write the screenshot");
+        path
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // End the session (it closes Chromium) with a plain blocking request, since drop
+        // cannot await; then stop chromedriver.
+        if let Some(rest) = self.session.strip_prefix("http://") {
+            if let Some((authority, path)) = rest.split_once('/') {
+                if let Ok(mut stream) = std::net::TcpStream::connect(authority) {
+                    use std::io::{Read, Write};
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                    let request = format!(
+                        "DELETE /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    );
+                    let _ = stream.write_all(request.as_bytes());
+                    let mut answer = Vec::new();
+                    let _ = stream.read_to_end(&mut answer);
+                }
+            }
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
