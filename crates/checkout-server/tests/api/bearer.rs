@@ -239,3 +239,90 @@ async fn sandbox_and_production_tokens_are_not_interchangeable() {
         .await;
     assert_problem(&reply, 401, UNAUTHORIZED);
 }
+
+/// Base64url without padding.
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[tokio::test]
+async fn a_negative_token_matrix_is_refused() {
+    let server = TestServer::sandbox("bearer-matrix").await;
+    let token = server.token().await;
+    let key = sandbox_key(&server);
+    let claims = claims_of(&token);
+    let mut refused = Vec::new();
+
+    // alg: none, no signature.
+    let header = b64(br#"{"alg":"none","typ":"JWT"}"#);
+    let payload = b64(claims.to_string().as_bytes());
+    refused.push(("alg none", format!("{header}.{payload}.")));
+
+    // HS256 keyed with the public key (the classic algorithm-confusion attack).
+    let mut hs = Header::new(Algorithm::HS256);
+    hs.kid = Some(key.kid().to_owned());
+    let hs_token = jsonwebtoken::encode(
+        &hs,
+        &claims,
+        &EncodingKey::from_secret(key.verifying_key().public_key()),
+    )
+    .expect("hs256");
+    refused.push(("HS256 with the public key", hs_token));
+
+    let mut not_yet = claims.clone();
+    not_yet["nbf"] = json!(now() + 3600);
+    not_yet["iat"] = json!(now() + 3600);
+    not_yet["exp"] = json!(now() + 7200);
+    refused.push(("not yet valid", sign(&key, key.kid(), &not_yet)));
+
+    let mut wrong_iss = claims.clone();
+    wrong_iss["iss"] = json!("someone-else");
+    refused.push(("wrong iss", sign(&key, key.kid(), &wrong_iss)));
+
+    let mut wrong_aud = claims.clone();
+    wrong_aud["aud"] = json!("another-api");
+    refused.push(("wrong aud", sign(&key, key.kid(), &wrong_aud)));
+
+    let mut no_role = claims.clone();
+    no_role.as_object_mut().map(|o| o.remove("roles"));
+    refused.push(("missing role", sign(&key, key.kid(), &no_role)));
+
+    refused.push(("unknown kid", sign(&key, "not-a-known-kid", &claims)));
+
+    let mut other_env = claims.clone();
+    other_env["env"] = json!("production");
+    refused.push(("other environment", sign(&key, key.kid(), &other_env)));
+
+    let (signed_part, signature) = token.rsplit_once('.').expect("three parts");
+    let mut raw = {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(signature)
+            .expect("base64url signature")
+    };
+    raw[10] ^= 0x01;
+    refused.push((
+        "one flipped signature bit",
+        format!("{signed_part}.{}", b64(&raw)),
+    ));
+
+    for (why, bad) in &refused {
+        assert_refused(&server, Some(&format!("Bearer {bad}")), why).await;
+    }
+
+    // The untouched claims, re-signed with the real key, pass: each refusal was its change.
+    let resigned = sign(&key, key.kid(), &claims);
+    let reply = server
+        .post(
+            "/pay/api/start-payment",
+            Some(&resigned),
+            &start_body("MATRIX-OK"),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    eprintln!(
+        "token matrix: {} forged tokens refused with 401 on every protected route",
+        refused.len()
+    );
+}
