@@ -6,22 +6,25 @@
 mod support;
 
 use checkout_domain::session::{NewSession, SessionFlow, SessionRequest};
-use checkout_domain::values::Culture;
+use checkout_domain::values::{CallbackRule, Culture};
 use checkout_domain::ValidationErrors;
 use support::{charge, d, item, link_request, start_request, BACK_URL, FAIL_URL, SUCCESS_URL};
 
 const START: SessionFlow = SessionFlow::IntegratedCheckout;
 const LINK: SessionFlow = SessionFlow::PaymentLink;
 
+/// The production rule: every test below holds under it unless it says otherwise.
+const RULE: CallbackRule = CallbackRule::HttpsOnly;
+
 fn accepted(request: &SessionRequest, flow: SessionFlow) -> NewSession {
-    match request.validate(flow) {
+    match request.validate(flow, RULE) {
         Ok(new) => new,
         Err(errors) => panic!("refused, but must be accepted: {:?}", errors.fields()),
     }
 }
 
 fn refused(request: &SessionRequest, flow: SessionFlow) -> ValidationErrors {
-    match request.validate(flow) {
+    match request.validate(flow, RULE) {
         Ok(new) => panic!("accepted, but must be refused: {new:?}"),
         Err(errors) => errors,
     }
@@ -176,7 +179,7 @@ fn callback_urls_are_not_asked_of_a_payment_link() {
 fn callback_urls_must_be_absolute_http_or_https() {
     let good = [
         "https://merchant.example/ok",
-        "http://merchant.example:8080/ok?order=1",
+        "https://merchant.example:8443/ok?order=1",
         "https://shop.merchant.example/a/b/c#top",
     ];
     let bad = [
@@ -185,7 +188,6 @@ fn callback_urls_must_be_absolute_http_or_https() {
         "ftp://merchant.example/ok",
         "javascript:alert(1)",
         "mailto:shop@merchant.example",
-        "https://user:secret@merchant.example/ok",
         "https://",
     ];
     type Setter = fn(&mut SessionRequest, String);
@@ -212,6 +214,59 @@ fn callback_urls_must_be_absolute_http_or_https() {
             );
         }
     }
+}
+
+#[test]
+fn callback_urls_may_not_carry_credentials() {
+    for url in [
+        "https://user:secret@merchant.example/ok",
+        "https://user@merchant.example/ok",
+    ] {
+        let mut request = start_request("R");
+        request.callback_fail_url = Some(url.into());
+        let messages = refused_only_on(&request, START, "CallbackFailUrl");
+        assert_eq!(
+            messages,
+            ["CallbackFailUrl must not contain a user name or password."]
+        );
+    }
+}
+
+#[test]
+fn plain_http_callbacks_are_refused_in_production_and_allowed_to_localhost_in_the_sandbox() {
+    let loopback = [
+        "http://localhost:3000/ok",
+        "http://127.0.0.1:8080/ok",
+        "http://[::1]/ok",
+    ];
+    let elsewhere = "http://merchant.example:8080/ok?order=1";
+    for url in loopback.iter().chain([&elsewhere]) {
+        let mut request = start_request("R");
+        request.callback_success_url = Some((*url).into());
+        let errors = request
+            .validate(START, CallbackRule::HttpsOnly)
+            .expect_err("production refuses plain http");
+        assert_eq!(
+            errors.messages("CallbackSuccessUrl").unwrap(),
+            ["CallbackSuccessUrl must use https."]
+        );
+    }
+    for url in loopback {
+        let mut request = start_request("R");
+        request.callback_success_url = Some(url.into());
+        assert!(
+            request
+                .validate(START, CallbackRule::HttpsOrLoopbackHttp)
+                .is_ok(),
+            "{url}"
+        );
+    }
+    let mut request = start_request("R");
+    request.callback_back_url = Some(elsewhere.into());
+    let errors = request
+        .validate(START, CallbackRule::HttpsOrLoopbackHttp)
+        .expect_err("the sandbox allows plain http to localhost only");
+    assert_eq!(keys(&errors), ["CallbackBackUrl"]);
 }
 
 // ---- amount and currency -------------------------------------------------------------------

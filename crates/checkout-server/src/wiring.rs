@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use checkout_domain::ports::CardProcessor;
+use checkout_domain::values::CallbackRule;
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
 use checkout_identity::{BuiltinIdentity, IdentityConfig, KeySet, SigningKey};
 use checkout_postgres::PgStore;
@@ -83,7 +84,11 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         Duration::minutes(i64::from(settings.checkout.checkout_validity_minutes)),
         Url::parse(&link_base).context("BaseUrlPaymentLink is not a URL")?,
     )
-    .context("BaseUrlPaymentLink")?;
+    .context("BaseUrlPaymentLink")?
+    .with_callback_rule(match settings.environment {
+        Environment::Sandbox => CallbackRule::HttpsOrLoopbackHttp,
+        Environment::Production => CallbackRule::HttpsOnly,
+    });
 
     let store = Arc::new(store);
     let checkout = Checkout::new(

@@ -6,8 +6,8 @@ use rust_decimal::Decimal;
 use super::{Callbacks, Charge, Item};
 use crate::error::ValidationErrors;
 use crate::values::{
-    Amount, AmountError, CallbackUrl, Culture, Currency, DisplayText, Email, ItemCode, LineAmount,
-    MerchantReference, TerminalNumber, TextError,
+    Amount, AmountError, CallbackRule, CallbackUrl, Culture, Currency, DisplayText, Email,
+    InvalidUrl, ItemCode, LineAmount, MerchantReference, TerminalNumber, TextError,
 };
 
 /// One `additionalCharges` entry as received.
@@ -168,6 +168,7 @@ impl Checker {
         field: &str,
         value: &Option<String>,
         is_required: bool,
+        rule: CallbackRule,
     ) -> Option<CallbackUrl> {
         match present(value) {
             None => {
@@ -177,11 +178,23 @@ impl Checker {
                 None
             }
             Some(s) => CallbackUrl::parse(s)
-                .map_err(|_| {
-                    self.errors.add(
-                        field,
-                        format!("{field} must be an absolute http or https URL."),
-                    )
+                .and_then(|url| rule.check(&url).map(|()| url))
+                .map_err(|e| {
+                    let message = match (e, rule) {
+                        (InvalidUrl::Malformed, _) => {
+                            format!("{field} must be an absolute http or https URL.")
+                        }
+                        (InvalidUrl::Credentials, _) => {
+                            format!("{field} must not contain a user name or password.")
+                        }
+                        (InvalidUrl::NotHttps, CallbackRule::HttpsOnly) => {
+                            format!("{field} must use https.")
+                        }
+                        (InvalidUrl::NotHttps, CallbackRule::HttpsOrLoopbackHttp) => format!(
+                            "{field} must use https (plain http is allowed only to localhost in the sandbox)."
+                        ),
+                    };
+                    self.errors.add(field, message)
                 })
                 .ok(),
         }
@@ -266,8 +279,13 @@ pub enum SessionFlow {
 }
 
 impl SessionRequest {
-    /// Checks every field for `flow`; reports every failure at once, keyed by PascalCase name.
-    pub fn validate(&self, flow: SessionFlow) -> Result<NewSession, ValidationErrors> {
+    /// Checks every field for `flow`, the callback URLs against `rule`; reports every failure
+    /// at once, keyed by PascalCase name.
+    pub fn validate(
+        &self,
+        flow: SessionFlow,
+        rule: CallbackRule,
+    ) -> Result<NewSession, ValidationErrors> {
         let mut c = Checker {
             errors: ValidationErrors::new(),
         };
@@ -276,9 +294,9 @@ impl SessionRequest {
         let callbacks = if is_link {
             None
         } else {
-            let success = c.url("CallbackSuccessUrl", &self.callback_success_url, true);
-            let fail = c.url("CallbackFailUrl", &self.callback_fail_url, true);
-            let back = c.url("CallbackBackUrl", &self.callback_back_url, false);
+            let success = c.url("CallbackSuccessUrl", &self.callback_success_url, true, rule);
+            let fail = c.url("CallbackFailUrl", &self.callback_fail_url, true, rule);
+            let back = c.url("CallbackBackUrl", &self.callback_back_url, false, rule);
             success.zip(fail).map(|(success, fail)| Callbacks {
                 success,
                 fail,

@@ -53,7 +53,7 @@ impl Checkout {
         request: &SessionRequest,
         flow: SessionFlow,
     ) -> Result<PaymentSession, CheckoutError> {
-        let new = request.validate(flow)?;
+        let new = request.validate(flow, self.policy.callback_rule)?;
         let terminal = self.resolve_terminal(caller, new.terminal.as_ref()).await?;
         let now = self.now();
         let session = self.build_session(new, terminal, flow, now);

@@ -24,7 +24,7 @@ use crate::ports::{
     CardProcessor, Clock, IdGenerator, IdentityProvider, SessionRepository, TerminalDirectory,
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
-use crate::values::SessionId;
+use crate::values::{CallbackRule, SessionId};
 
 /// The adapters the use cases run over.
 #[derive(Clone)]
@@ -52,6 +52,8 @@ pub struct CheckoutPolicy {
     pub checkout_validity: Duration,
     /// `BaseUrlPaymentLink`: the base of every `paymentLink`, ending in `/pay/link`.
     pub payment_link_base: Url,
+    /// Which callback URLs are accepted (https only unless set otherwise).
+    pub callback_rule: CallbackRule,
 }
 
 /// Why a policy was refused.
@@ -87,7 +89,14 @@ impl CheckoutPolicy {
             link_validity,
             checkout_validity,
             payment_link_base,
+            callback_rule: CallbackRule::HttpsOnly,
         })
+    }
+
+    /// The same policy with another callback URL rule.
+    pub fn with_callback_rule(mut self, rule: CallbackRule) -> Self {
+        self.callback_rule = rule;
+        self
     }
 
     /// The payment link of a session: the base, `/`, the id.

@@ -9,30 +9,70 @@ use url::Url;
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct CallbackUrl(Url);
 
-/// A string that is not an acceptable callback URL.
+/// Why a string is not an acceptable callback URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("must be an absolute http or https URL")]
-pub struct InvalidUrl;
+pub enum InvalidUrl {
+    /// Not an absolute `http` or `https` URL with a host, or too long.
+    #[error("must be an absolute http or https URL")]
+    Malformed,
+    /// Carries a user name or password.
+    #[error("must not contain a user name or password")]
+    Credentials,
+    /// Plain `http` where the environment's [`CallbackRule`] wants `https`.
+    #[error("must use https")]
+    NotHttps,
+}
+
+/// Which callback URLs an environment accepts, beyond their shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallbackRule {
+    /// Production: `https` only.
+    HttpsOnly,
+    /// Sandbox: `https`, or plain `http` to the merchant's own machine (`localhost`,
+    /// `127.0.0.1`, `[::1]`), for local development.
+    HttpsOrLoopbackHttp,
+}
+
+impl CallbackRule {
+    /// Checks `url` against the rule.
+    pub fn check(self, url: &CallbackUrl) -> Result<(), InvalidUrl> {
+        if url.0.scheme() == "https" {
+            return Ok(());
+        }
+        let loopback = match url.0.host() {
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        };
+        match self {
+            CallbackRule::HttpsOrLoopbackHttp if loopback => Ok(()),
+            _ => Err(InvalidUrl::NotHttps),
+        }
+    }
+}
 
 impl CallbackUrl {
     /// The longest URL accepted.
     pub const MAX_LEN: usize = 2048;
 
-    /// Parses and checks a URL.
+    /// Parses and checks a URL's shape (the scheme rule of an environment is
+    /// [`CallbackRule::check`]).
     pub fn parse(s: &str) -> Result<Self, InvalidUrl> {
         let s = s.trim();
         if s.len() > Self::MAX_LEN {
-            return Err(InvalidUrl);
+            return Err(InvalidUrl::Malformed);
         }
-        let url = Url::parse(s).map_err(|_| InvalidUrl)?;
+        let url = Url::parse(s).map_err(|_| InvalidUrl::Malformed)?;
         let scheme_ok = matches!(url.scheme(), "http" | "https");
         let has_host = url.host_str().is_some_and(|h| !h.is_empty());
-        let no_credentials = url.username().is_empty() && url.password().is_none();
-        if scheme_ok && has_host && no_credentials {
-            Ok(CallbackUrl(url))
-        } else {
-            Err(InvalidUrl)
+        if !(scheme_ok && has_host) {
+            return Err(InvalidUrl::Malformed);
         }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(InvalidUrl::Credentials);
+        }
+        Ok(CallbackUrl(url))
     }
 
     /// The URL.

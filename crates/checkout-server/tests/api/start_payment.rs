@@ -3,7 +3,7 @@
 use checkout_domain::auth::Role;
 use serde_json::{json, Value};
 
-use crate::support::TestServer;
+use crate::support::{Mode, TestServer};
 use crate::{assert_svc, assert_validation, is_guid, start_body, with, without};
 
 const START: &str = "/pay/api/start-payment";
@@ -315,5 +315,63 @@ async fn a_deactivated_terminal_is_svc_005() {
         reply.status, 200,
         "the refused reference was not taken: {}",
         reply.body
+    );
+}
+
+#[tokio::test]
+async fn callback_urls_follow_the_environment_rule_and_never_carry_credentials() {
+    let sandbox = TestServer::sandbox("start-callback-sandbox").await;
+    let token = sandbox.token().await;
+    let local = with(
+        start_body("CB-1"),
+        "callbackSuccessUrl",
+        json!("http://localhost:3000/ok"),
+    );
+    assert_eq!(sandbox.post(START, Some(&token), &local).await.status, 200);
+    let remote = with(
+        start_body("CB-2"),
+        "callbackFailUrl",
+        json!("http://merchant.example/fail"),
+    );
+    assert_validation(
+        &sandbox.post(START, Some(&token), &remote).await,
+        json!({ "CallbackFailUrl": ["CallbackFailUrl must use https (plain http is allowed only to localhost in the sandbox)."] }),
+    );
+    let credentials = with(
+        start_body("CB-3"),
+        "callbackBackUrl",
+        json!("https://shop:hunter2@merchant.example/cart"),
+    );
+    let reply = sandbox.post(START, Some(&token), &credentials).await;
+    assert_validation(
+        &reply,
+        json!({ "CallbackBackUrl": ["CallbackBackUrl must not contain a user name or password."] }),
+    );
+    assert!(
+        !reply.text.contains("hunter2"),
+        "the password is not echoed"
+    );
+
+    let production = TestServer::start("start-callback-production", Mode::Production, &[]).await;
+    production.add_terminal("T-PROD", true).await;
+    let (id, secret) = production
+        .add_client("T-PROD", vec![Role::SvcTerminal])
+        .await;
+    let token = production.token_for(&id, &secret).await;
+    let local = with(
+        start_body("CB-4"),
+        "callbackSuccessUrl",
+        json!("http://localhost:3000/ok"),
+    );
+    assert_validation(
+        &production.post(START, Some(&token), &local).await,
+        json!({ "CallbackSuccessUrl": ["CallbackSuccessUrl must use https."] }),
+    );
+    assert_eq!(
+        production
+            .post(START, Some(&token), &start_body("CB-4"))
+            .await
+            .status,
+        200
     );
 }

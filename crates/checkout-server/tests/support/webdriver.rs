@@ -85,7 +85,10 @@ impl Browser {
             if ready {
                 break;
             }
-            assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not start");
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "chromedriver did not start"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let profile = screenshots.join("chromium-profile");
@@ -231,11 +234,15 @@ impl Browser {
     /// The visible text of the element.
     pub async fn text(&self, css: &str) -> String {
         let element = self.find(css).await;
-        self.call(reqwest::Method::GET, &format!("/element/{}/text", element.0), None)
-            .await
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{}/text", element.0),
+            None,
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
     }
 
     /// An attribute of the element.
@@ -260,7 +267,10 @@ impl Browser {
                 return url;
             }
             if started.elapsed() > Duration::from_secs(15) {
-                panic!("still at {url}, expected {prefix}...:\n{}", self.source().await);
+                panic!(
+                    "still at {url}, expected {prefix}...:\n{}",
+                    self.source().await
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -270,7 +280,11 @@ impl Browser {
     pub async fn new_tab(&self) -> String {
         let current = self.current_window().await;
         let created = self
-            .call(reqwest::Method::POST, "/window/new", Some(json!({ "type": "tab" })))
+            .call(
+                reqwest::Method::POST,
+                "/window/new",
+                Some(json!({ "type": "tab" })),
+            )
             .await;
         self.call(
             reqwest::Method::POST,
@@ -292,8 +306,12 @@ impl Browser {
 
     /// Switches to the tab `handle`.
     pub async fn switch_to(&self, handle: &str) {
-        self.call(reqwest::Method::POST, "/window", Some(json!({ "handle": handle })))
-            .await;
+        self.call(
+            reqwest::Method::POST,
+            "/window",
+            Some(json!({ "handle": handle })),
+        )
+        .await;
     }
 
     /// Saves a PNG screenshot as `<name>.png` in the screenshot folder; returns its path.
