@@ -5,7 +5,9 @@ pub mod auth;
 pub mod dto;
 pub mod json_body;
 pub mod openapi;
+pub mod pages;
 pub mod problem;
+pub mod rate_limit;
 pub mod request_context;
 
 use actix_web::body::MessageBody;
@@ -18,12 +20,16 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::problem::ApiError;
 
-/// What every route needs: the use cases and the public keys.
+/// What every route needs: the use cases, the public keys, the pages, the limits.
 pub struct AppState {
     /// The use cases.
     pub checkout: Checkout,
     /// The JSON Web Key Set served at `/.well-known/jwks.json`.
     pub jwks: serde_json::Value,
+    /// The hosted pages' templates and keys.
+    pub pages: pages::Pages,
+    /// Rate limits of the token endpoint.
+    pub auth_limits: rate_limit::AuthLimits,
 }
 
 async fn not_found() -> HttpResponse {
@@ -86,6 +92,7 @@ pub fn build_app(
                 .route(web::get().to(api::jwks::jwks))
                 .default_service(web::to(method_not_allowed)),
         )
+        .configure(pages::configure)
         .route("/swagger", web::get().to(swagger_redirect))
         .service(SwaggerUi::new("/swagger/{_:.*}").url("/openapi.json", openapi::document()))
         .default_service(web::to(not_found))

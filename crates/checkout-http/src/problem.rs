@@ -47,6 +47,11 @@ pub enum ApiError {
         /// The detail.
         detail: String,
     },
+    /// Too many calls: 429 with `Retry-After`.
+    TooManyRequests {
+        /// Seconds until a call would be allowed.
+        retry_after_secs: u64,
+    },
 }
 
 impl From<CheckoutError> for ApiError {
@@ -76,6 +81,9 @@ impl fmt::Display for ApiError {
         match self {
             ApiError::Checkout(e) => write!(f, "{e}"),
             ApiError::Http { status, detail } => write!(f, "{status}: {detail}"),
+            ApiError::TooManyRequests { retry_after_secs } => {
+                write!(f, "429: retry after {retry_after_secs} s")
+            }
         }
     }
 }
@@ -145,6 +153,10 @@ impl ProblemDetails {
     pub fn from_error(error: &ApiError) -> Self {
         match error {
             ApiError::Http { status, detail } => Self::plain(*status, detail.clone()),
+            ApiError::TooManyRequests { retry_after_secs } => Self::plain(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("Too many token requests; retry after {retry_after_secs} seconds."),
+            ),
             ApiError::Checkout(CheckoutError::Validation(errors)) => ProblemDetails {
                 errors: Some(errors.fields().clone()),
                 ..Self::plain(
@@ -203,6 +215,12 @@ impl ResponseError for ApiError {
             }
             _ => {}
         }
-        body.into_response()
+        let mut response = body.into_response();
+        if let ApiError::TooManyRequests { retry_after_secs } = self {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        }
+        response
     }
 }

@@ -5,11 +5,13 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use actix_web::{web, HttpServer};
+use checkout_http::pages::{Pages, PagesConfig};
+use checkout_http::rate_limit::AuthLimits;
 use checkout_http::AppState;
 use checkout_postgres::cluster::LocalCluster;
 
 use crate::sandbox::SandboxCredentials;
-use crate::settings::{Environment, Settings};
+use crate::settings::{Environment, ProcessorKind, Settings};
 use crate::{database, sandbox, wiring};
 
 /// A built, bound, not yet running service.
@@ -47,9 +49,26 @@ impl Application {
             wired.checkout.clone(),
             Duration::from_secs(u64::from(settings.checkout.expiry_sweep_seconds.max(1))),
         ));
+        let pages = Pages::new(PagesConfig {
+            csrf_secret: wired.csrf_secret,
+            public_base_url: base_url.clone(),
+            own_challenge_page: settings.processor.kind == ProcessorKind::Sandbox,
+            processor_origins: settings
+                .processor
+                .stripe_base_url
+                .as_deref()
+                .and_then(|u| url::Url::parse(u).ok())
+                .map(|u| vec![u.origin().ascii_serialization()])
+                .unwrap_or_default(),
+        })?;
         let state = web::Data::new(AppState {
             checkout: wired.checkout,
             jwks: wired.jwks,
+            pages,
+            auth_limits: AuthLimits::new(
+                settings.security.token_requests_per_client_per_minute,
+                settings.security.token_requests_per_address_per_minute,
+            ),
         });
         let workers = settings
             .server

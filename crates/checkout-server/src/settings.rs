@@ -140,6 +140,15 @@ impl std::fmt::Debug for SandboxSettings {
     }
 }
 
+/// Abuse limits.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SecuritySettings {
+    /// Token requests a minute per `client_id` (0: no limit).
+    pub token_requests_per_client_per_minute: u32,
+    /// Token requests a minute per source address (0: no limit).
+    pub token_requests_per_address_per_minute: u32,
+}
+
 /// Every setting of the server.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Settings {
@@ -159,6 +168,8 @@ pub struct Settings {
     pub processor: ProcessorSettings,
     /// Sandbox provisioning.
     pub sandbox: SandboxSettings,
+    /// Abuse limits.
+    pub security: SecuritySettings,
 }
 
 fn defaults() -> Value {
@@ -175,6 +186,10 @@ fn defaults() -> Value {
             "expiry_sweep_seconds": 60
         },
         "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000 },
+        "security": {
+            "token_requests_per_client_per_minute": 20,
+            "token_requests_per_address_per_minute": 120
+        },
         "sandbox": {
             "terminal_number": "SANDBOX-001",
             "merchant_name": "Sandbox Merchant",

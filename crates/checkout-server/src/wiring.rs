@@ -21,6 +21,18 @@ pub struct Wired {
     pub checkout: Checkout,
     /// The JWKS of the signing keys.
     pub jwks: serde_json::Value,
+    /// The pages' CSRF secret, derived from the signing key so that every instance sharing
+    /// the key accepts the others' forms, and a restart keeps open pages valid.
+    pub csrf_secret: [u8; 32],
+}
+
+/// 32 bytes derived from the signing key for one `purpose` (HMAC-SHA256 keyed by the key).
+fn derive_secret(key: &SigningKey, purpose: &str) -> [u8; 32] {
+    let mac = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &key.to_pkcs8_der());
+    let tag = ring::hmac::sign(&mac, purpose.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(tag.as_ref());
+    out
 }
 
 fn identity_environment(env: Environment) -> checkout_identity::Environment {
@@ -40,6 +52,7 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         Environment::Production => SigningKey::load(&settings.key_file()),
     }
     .with_context(|| format!("loading the signing key {}", settings.key_file().display()))?;
+    let csrf_secret = derive_secret(&key, "hosted-checkout pages csrf v1");
     let keys = KeySet::new(key);
     let jwks = keys.jwks();
     let identity = BuiltinIdentity::new(
@@ -102,5 +115,9 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         },
         policy,
     );
-    Ok(Wired { checkout, jwks })
+    Ok(Wired {
+        checkout,
+        jwks,
+        csrf_secret,
+    })
 }

@@ -1,6 +1,8 @@
 //! POST /api/public/security/auth (spec 4.1).
 
-use actix_web::{web, HttpResponse};
+use std::time::Duration;
+
+use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::dto::{TokenRequest, TokenResponse};
 use crate::json_body::JsonBody;
@@ -17,15 +19,37 @@ use crate::AppState;
         (status = 200, description = "Token issued", body = TokenResponse),
         (status = 400, description = "Missing or invalid fields", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 401, description = "Invalid credentials", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 429, description = "Too many token requests from this client or address; see Retry-After", body = ProblemDetails, content_type = "application/problem+json"),
     )
 )]
 pub async fn issue_token(
     state: web::Data<AppState>,
+    req: HttpRequest,
     body: JsonBody<TokenRequest>,
 ) -> Result<HttpResponse, ApiError> {
+    // The peer address, not X-Forwarded-For: a client could forge that header.
+    let address = req
+        .peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_default();
+    limit(state.auth_limits.per_address.check(&address))?;
     let credentials = body.0.try_into_domain()?;
+    limit(state.auth_limits.per_client.check(&credentials.client_id))?;
     let token = state.checkout.issue_token(&credentials).await?;
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))
         .json(TokenResponse::from(token)))
+}
+
+/// A refused rate-limit check as a 429.
+fn limit(check: Result<(), Duration>) -> Result<(), ApiError> {
+    check.map_err(|wait| {
+        tracing::warn!(
+            retry_after_ms = wait.as_millis() as u64,
+            "token requests rate limited"
+        );
+        ApiError::TooManyRequests {
+            retry_after_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
+        }
+    })
 }

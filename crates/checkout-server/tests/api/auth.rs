@@ -91,3 +91,111 @@ async fn missing_fields_are_a_validation_error() {
         }),
     );
 }
+
+#[tokio::test]
+async fn token_requests_are_rate_limited_per_client_with_retry_after() {
+    let server = TestServer::start(
+        "auth-rate-client",
+        crate::support::Mode::Sandbox,
+        &[
+            (
+                "CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_CLIENT_PER_MINUTE",
+                "5",
+            ),
+            (
+                "CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE",
+                "0",
+            ),
+        ],
+    )
+    .await;
+    let good = json!({ "client_id": server.client_id, "client_secret": server.client_secret });
+    for _ in 0..5 {
+        assert_eq!(server.post(AUTH, None, &good).await.status, 200);
+    }
+    let limited = server.post(AUTH, None, &good).await;
+    assert_problem(
+        &limited,
+        429,
+        "https://tools.ietf.org/html/rfc6585#section-4",
+    );
+    let retry_after: u64 = limited.headers["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    assert!((1..=12).contains(&retry_after), "Retry-After {retry_after}");
+
+    // Another client from the same address is not held back by the first one's limit.
+    server.add_terminal("T-RATE", true).await;
+    let (id, secret) = server.add_client("T-RATE", vec![Role::SvcTerminal]).await;
+    let other = server
+        .post(
+            AUTH,
+            None,
+            &json!({ "client_id": id, "client_secret": secret }),
+        )
+        .await;
+    assert_eq!(other.status, 200);
+}
+
+#[tokio::test]
+async fn token_requests_are_rate_limited_per_address() {
+    let server = TestServer::start(
+        "auth-rate-address",
+        crate::support::Mode::Sandbox,
+        &[
+            (
+                "CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_CLIENT_PER_MINUTE",
+                "0",
+            ),
+            (
+                "CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE",
+                "3",
+            ),
+        ],
+    )
+    .await;
+    for n in 0..3 {
+        let reply = server
+            .post(
+                AUTH,
+                None,
+                &json!({ "client_id": format!("nobody-{n}"), "client_secret": "x" }),
+            )
+            .await;
+        assert_eq!(reply.status, 401);
+    }
+    let reply = server
+        .post(
+            AUTH,
+            None,
+            &json!({ "client_id": server.client_id, "client_secret": server.client_secret }),
+        )
+        .await;
+    assert_problem(&reply, 429, "https://tools.ietf.org/html/rfc6585#section-4");
+    assert!(reply.headers.contains_key("retry-after"));
+}
+
+#[tokio::test]
+async fn a_thousand_wrong_secrets_never_succeed() {
+    let server = TestServer::sandbox("auth-guessing").await;
+    let mut statuses = std::collections::BTreeMap::new();
+    for n in 0..1000 {
+        let reply = server
+            .post(
+                AUTH,
+                None,
+                &json!({ "client_id": server.client_id, "client_secret": format!("guess-{n}") }),
+            )
+            .await;
+        *statuses.entry(reply.status.as_u16()).or_insert(0) += 1;
+    }
+    eprintln!("1000 wrong secrets: {statuses:?}");
+    assert_eq!(statuses.get(&200), None, "{statuses:?}");
+    assert_eq!(
+        statuses.keys().copied().collect::<Vec<_>>(),
+        [401, 429],
+        "refused, then limited: {statuses:?}"
+    );
+}

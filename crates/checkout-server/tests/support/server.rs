@@ -38,6 +38,8 @@ pub struct TestServer {
     pub dir: PathBuf,
     /// A merchant-side HTTP client (no redirects followed).
     pub http: reqwest::Client,
+    /// The sandbox client's token, fetched once (the auth endpoint is rate limited).
+    token: tokio::sync::OnceCell<String>,
     child: Child,
     store: PgStore,
     // Dropped last: the server's connections go first.
@@ -156,6 +158,7 @@ impl TestServer {
             client_secret: secret,
             dir,
             http,
+            token: tokio::sync::OnceCell::new(),
             child,
             store,
             db,
@@ -256,9 +259,12 @@ impl TestServer {
         reply.str("token").to_owned()
     }
 
-    /// A token for the sandbox client.
+    /// A token for the sandbox client (fetched once per server).
     pub async fn token(&self) -> String {
-        self.token_for(&self.client_id, &self.client_secret).await
+        self.token
+            .get_or_init(|| self.token_for(&self.client_id, &self.client_secret))
+            .await
+            .clone()
     }
 }
 

@@ -19,6 +19,7 @@ pub struct Browser {
     session: String,
     driver: Child,
     screenshots: PathBuf,
+    profile: PathBuf,
 }
 
 /// A found element.
@@ -91,7 +92,9 @@ impl Browser {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let profile = screenshots.join("chromium-profile");
+        // A profile of its own: Chromium refuses a profile another instance holds.
+        let profile =
+            std::env::temp_dir().join(format!("hc-chromium-{}-{port}", std::process::id()));
         let capabilities = json!({
             "capabilities": { "alwaysMatch": {
                 "browserName": "chrome",
@@ -126,6 +129,7 @@ impl Browser {
             session: format!("{base}/session/{session}"),
             driver,
             screenshots: screenshots.to_owned(),
+            profile,
         }
     }
 
@@ -339,12 +343,14 @@ impl Drop for Browser {
                         "DELETE /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                     );
                     let _ = stream.write_all(request.as_bytes());
-                    let mut answer = Vec::new();
-                    let _ = stream.read_to_end(&mut answer);
+                    // chromedriver may keep the connection open: read just the answer.
+                    let mut answer = [0u8; 1024];
+                    let _ = stream.read(&mut answer);
                 }
             }
         }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
     }
 }

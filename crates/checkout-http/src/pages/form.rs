@@ -1,0 +1,60 @@
+//! The page forms as posted (`application/x-www-form-urlencoded`). Every field is optional so
+//! that a missing one is a message, never actix's default error.
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+/// The card form.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PaymentForm {
+    /// The session.
+    pub checkout_session_id: Option<String>,
+    /// The CSRF token.
+    pub csrf_token: Option<String>,
+    /// The page language.
+    pub lg: Option<String>,
+    /// Cardholder name.
+    pub cardholder_name: Option<String>,
+    /// Card number.
+    pub card_number: Option<String>,
+    /// Expiry, MM/YY.
+    pub card_expiry: Option<String>,
+    /// CVV.
+    pub card_cvv: Option<String>,
+}
+
+impl std::fmt::Debug for PaymentForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PaymentForm")
+            .field("checkout_session_id", &self.checkout_session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The cancel and challenge forms.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ActionForm {
+    /// The session (cancel form).
+    pub checkout_session_id: Option<String>,
+    /// The CSRF token.
+    pub csrf_token: Option<String>,
+    /// The page language.
+    pub lg: Option<String>,
+    /// `pass` or `fail` (challenge form).
+    pub outcome: Option<String>,
+}
+
+/// The `lg` query parameter.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct LangQuery {
+    /// `es` or `en`.
+    pub lg: Option<String>,
+}
+
+/// Parses a posted form; an unreadable body is an empty form.
+pub fn parse<T: DeserializeOwned + Default>(body: &[u8]) -> T {
+    serde_urlencoded::from_bytes(body).unwrap_or_default()
+}

@@ -1,0 +1,129 @@
+//! The hosted pages (spec 4.5): the checkout page, the payment link page, the card form post,
+//! the sandbox 3DS challenge, the processor's return, and cancel. Server-rendered with tera, no
+//! scripts; every use case is the domain's.
+
+pub mod csrf;
+pub mod i18n;
+pub mod render;
+
+mod cancel;
+mod challenge;
+mod form;
+mod open;
+mod outcome;
+mod process;
+
+use actix_web::{web, HttpResponse};
+use checkout_domain::session::PaymentSession;
+use tera::Tera;
+
+use self::csrf::CsrfKey;
+
+/// What the pages need besides the use cases.
+pub struct PagesConfig {
+    /// 32 secret bytes for the CSRF tokens.
+    pub csrf_secret: [u8; 32],
+    /// The public base URL (for the processor's return address).
+    pub public_base_url: String,
+    /// Whether the processor is the in-process sandbox, whose challenge page the service
+    /// hosts itself (`/pay/challenge/{id}`).
+    pub own_challenge_page: bool,
+    /// Origins the browser may be redirected to after a form post besides the merchant's
+    /// callbacks (the card processor's 3DS pages).
+    pub processor_origins: Vec<String>,
+}
+
+/// The pages' state: templates, CSRF key, settings.
+pub struct Pages {
+    tera: Tera,
+    csrf: CsrfKey,
+    public_base_url: String,
+    own_challenge_page: bool,
+    processor_origins: Vec<String>,
+}
+
+impl std::fmt::Debug for Pages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pages")
+            .field("public_base_url", &self.public_base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pages {
+    /// Compiles the templates once.
+    pub fn new(config: PagesConfig) -> anyhow::Result<Pages> {
+        Ok(Pages {
+            tera: render::templates()?,
+            csrf: CsrfKey::new(&config.csrf_secret),
+            public_base_url: config.public_base_url.trim_end_matches('/').to_owned(),
+            own_challenge_page: config.own_challenge_page,
+            processor_origins: config.processor_origins,
+        })
+    }
+
+    /// The CSP of pages about `session`: forms may lead to the merchant's callback origins
+    /// and the processor's.
+    fn csp_for(&self, session: Option<&PaymentSession>) -> String {
+        let mut origins = self.processor_origins.clone();
+        if let Some(session) = session {
+            if let checkout_domain::session::SessionKind::IntegratedCheckout(callbacks) =
+                &session.kind
+            {
+                let urls = [
+                    Some(&callbacks.success),
+                    Some(&callbacks.fail),
+                    callbacks.back.as_ref(),
+                ];
+                for url in urls.into_iter().flatten() {
+                    let origin = url.url().origin().ascii_serialization();
+                    if !origins.contains(&origin) {
+                        origins.push(origin);
+                    }
+                }
+            }
+        }
+        render::content_security_policy(&origins)
+    }
+}
+
+async fn stylesheet() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/css; charset=utf-8")
+        .insert_header(("Cache-Control", "public, max-age=3600"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .body(render::STYLESHEET)
+}
+
+/// Registers the page routes.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route(
+        "/pay/checkout-payment/{checkoutSessionId}",
+        web::get().to(open::checkout_page),
+    )
+    .route(
+        "/pay/link/{checkoutSessionId}",
+        web::get().to(open::link_page),
+    )
+    .route(
+        "/pay/process-payment",
+        web::post().to(process::process_payment),
+    )
+    .route(
+        "/pay/cancel-payment",
+        web::post().to(cancel::cancel_payment),
+    )
+    .route(
+        "/pay/challenge/{checkoutSessionId}",
+        web::get().to(challenge::challenge_page),
+    )
+    .route(
+        "/pay/challenge/{checkoutSessionId}",
+        web::post().to(challenge::answer_challenge),
+    )
+    .route(
+        "/pay/return/{checkoutSessionId}",
+        web::get().to(challenge::processor_return),
+    )
+    .route("/pay/assets/checkout.css", web::get().to(stylesheet));
+}

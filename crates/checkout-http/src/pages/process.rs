@@ -1,0 +1,119 @@
+//! POST /pay/process-payment: the card form. CSRF-checked; the card is checked on the server;
+//! the domain makes sure at most one authorisation happens per session.
+
+use std::collections::BTreeMap;
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use checkout_domain::card::{CardField, CardInput};
+use checkout_domain::usecases::PaymentResult;
+use checkout_domain::SvcCode;
+
+use super::form::{self, PaymentForm};
+use super::i18n::Lang;
+use super::open::pay_form;
+use super::outcome::{after_step, csrf_ok, csrf_refused, error_page, open_any, show_state};
+use crate::AppState;
+
+/// The input id of a card field, as in the form.
+fn input_id(field: CardField) -> &'static str {
+    match field {
+        CardField::CardholderName => "cardholderName",
+        CardField::CardNumber => "cardNumber",
+        CardField::Expiry => "cardExpiry",
+        CardField::Cvv => "cardCvv",
+    }
+}
+
+/// Handles a card form submission.
+pub async fn process_payment(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    let pages = &state.pages;
+    let form: PaymentForm = form::parse(&body);
+    drop(body);
+    let id = form.checkout_session_id.clone().unwrap_or_default();
+    let lang = Lang::choose(form.lg.as_deref(), None);
+    if !csrf_ok(pages, &req, &id, form.csrf_token.as_deref()) {
+        return csrf_refused(pages, lang);
+    }
+    let page = match open_any(&state.checkout, &id).await {
+        Ok(page) => page,
+        Err(e) => return error_page(pages, lang, &e),
+    };
+    let lang = Lang::choose(form.lg.as_deref(), page.session.culture);
+    if !page.is_payable() {
+        // Paid, failed or cancelled meanwhile (another tab, a double click): say where it stands.
+        return show_state(pages, lang, &page.session, &page.merchant_name);
+    }
+    let holder = form.cardholder_name.clone().unwrap_or_default();
+    let input = CardInput {
+        cardholder_name: holder.clone(),
+        card_number: form.card_number.unwrap_or_default(),
+        expiry: form.card_expiry.unwrap_or_default(),
+        cvv: form.card_cvv.unwrap_or_default(),
+    };
+    let card = match input.validate(state.checkout.now()) {
+        Ok(card) => card,
+        Err(field_errors) => {
+            let t = lang.texts();
+            let errors: BTreeMap<&'static str, &'static str> = field_errors
+                .into_iter()
+                .map(|(field, error)| (input_id(field), t.card_error(field, error)))
+                .collect();
+            return pay_form(
+                pages,
+                &req,
+                &page,
+                lang,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                errors,
+                None,
+                &holder,
+            );
+        }
+    };
+    drop(input);
+    let return_url = format!(
+        "{}/pay/return/{}?lg={}",
+        pages.public_base_url,
+        page.session.id,
+        lang.code()
+    );
+    let outcome = match state
+        .checkout
+        .process_payment(&id, &card, &return_url)
+        .await
+    {
+        Ok(outcome) => outcome,
+        Err(e) => return error_page(pages, lang, &e),
+    };
+    drop(card);
+    match outcome.result {
+        PaymentResult::Retry { code } => {
+            let t = lang.texts();
+            let banner = if code == SvcCode::Svc003 {
+                t.processor_unreachable
+            } else {
+                t.processor_refused
+            };
+            let page = checkout_domain::usecases::HostedPage {
+                session: outcome.session,
+                ..page
+            };
+            pay_form(
+                pages,
+                &req,
+                &page,
+                lang,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                BTreeMap::new(),
+                Some(banner),
+                &holder,
+            )
+        }
+        result => after_step(pages, lang, &outcome.session, &page.merchant_name, &result),
+    }
+}

@@ -1,0 +1,134 @@
+//! Token buckets that limit how often one key (a client_id, a source address) may call the
+//! token endpoint. In memory, per server instance: several instances each apply the limit.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The most keys kept before full buckets are forgotten (bounds memory under a flood of
+/// distinct keys).
+const MAX_KEYS: usize = 100_000;
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    updated: Instant,
+}
+
+/// A limit of `per_minute` calls per key, with bursts up to the same number.
+#[derive(Debug)]
+pub struct RateLimiter {
+    capacity: f64,
+    per_second: f64,
+    buckets: Mutex<HashMap<String, Bucket>>,
+}
+
+impl RateLimiter {
+    /// A limiter allowing `per_minute` calls a minute per key; `0` allows everything.
+    pub fn per_minute(per_minute: u32) -> Self {
+        RateLimiter {
+            capacity: f64::from(per_minute),
+            per_second: f64::from(per_minute) / 60.0,
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one call for `key` at `now`: `Ok` when allowed, else how long until the next
+    /// call would be.
+    pub fn check_at(&self, key: &str, now: Instant) -> Result<(), Duration> {
+        if self.capacity <= 0.0 {
+            return Ok(());
+        }
+        let mut buckets = match self.buckets.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if buckets.len() >= MAX_KEYS && !buckets.contains_key(key) {
+            let (capacity, rate) = (self.capacity, self.per_second);
+            buckets.retain(|_, b| refill(b, now, capacity, rate) < capacity);
+        }
+        let bucket = buckets.entry(key.to_owned()).or_insert(Bucket {
+            tokens: self.capacity,
+            updated: now,
+        });
+        let tokens = refill(bucket, now, self.capacity, self.per_second);
+        if tokens >= 1.0 {
+            bucket.tokens = tokens - 1.0;
+            bucket.updated = now;
+            Ok(())
+        } else {
+            bucket.tokens = tokens;
+            bucket.updated = now;
+            Err(Duration::from_secs_f64((1.0 - tokens) / self.per_second))
+        }
+    }
+
+    /// [`RateLimiter::check_at`] now.
+    pub fn check(&self, key: &str) -> Result<(), Duration> {
+        self.check_at(key, Instant::now())
+    }
+}
+
+/// The bucket's tokens at `now`, refilled since its last use, at most `capacity`.
+fn refill(bucket: &Bucket, now: Instant, capacity: f64, per_second: f64) -> f64 {
+    let elapsed = now.saturating_duration_since(bucket.updated).as_secs_f64();
+    (bucket.tokens + elapsed * per_second).min(capacity)
+}
+
+/// The limits of `POST /api/public/security/auth`.
+#[derive(Debug)]
+pub struct AuthLimits {
+    /// Per `client_id`.
+    pub per_client: RateLimiter,
+    /// Per source address.
+    pub per_address: RateLimiter,
+}
+
+impl AuthLimits {
+    /// Limits of `per_client` and `per_address` calls a minute (`0`: no limit).
+    pub fn new(per_client: u32, per_address: u32) -> Self {
+        AuthLimits {
+            per_client: RateLimiter::per_minute(per_client),
+            per_address: RateLimiter::per_minute(per_address),
+        }
+    }
+
+    /// No limits (tests of other things, benchmarks).
+    pub fn unlimited() -> Self {
+        AuthLimits::new(0, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_up_to_the_limit_passes_then_waits_for_refill() {
+        let limiter = RateLimiter::per_minute(6);
+        let t0 = Instant::now();
+        for _ in 0..6 {
+            assert!(limiter.check_at("a", t0).is_ok());
+        }
+        let wait = limiter.check_at("a", t0).unwrap_err();
+        assert!(
+            wait > Duration::from_secs(9) && wait <= Duration::from_secs(10),
+            "{wait:?}"
+        );
+        // Another key has its own bucket.
+        assert!(limiter.check_at("b", t0).is_ok());
+        // Ten seconds later one call is allowed again, and only one.
+        let t1 = t0 + Duration::from_secs(10);
+        assert!(limiter.check_at("a", t1).is_ok());
+        assert!(limiter.check_at("a", t1).is_err());
+    }
+
+    #[test]
+    fn zero_means_no_limit() {
+        let limiter = RateLimiter::per_minute(0);
+        let now = Instant::now();
+        for _ in 0..10_000 {
+            assert!(limiter.check_at("a", now).is_ok());
+        }
+    }
+}
