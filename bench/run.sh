@@ -1,0 +1,398 @@
+#!/usr/bin/env bash
+# Measures the service against the database's own limit, on loopback, in one run.
+#
+#   ./bench/run.sh
+#
+# 1. builds the server in release (skipped when CHECKOUT_BIN names a binary) and installs wrk
+#    (and the postgresql package when initdb is missing);
+# 2. starts a fresh private PostgreSQL cluster in a temp folder, with production durability
+#    (fsync, synchronous_commit and full_page_writes on), on a unix socket;
+# 3. measures the database's ceiling with pgbench on that cluster: single-row INSERTs into the
+#    real payment_sessions table (the migration's own DDL) and point SELECTs by primary key;
+# 4. starts the release server on the same cluster and drives it with wrk: start-payment,
+#    payment status, token issuance;
+# 5. prints one table (also written to bench/results/latest.md) with the targets next to the
+#    numbers. Everything is stopped and removed on exit.
+#
+# Settings (environment variables):
+#   BENCH_SECONDS         length of each measured run, pgbench and wrk (default 20)
+#   BENCH_WARMUP_SECONDS  unmeasured wrk run before each measured one (default 3; 0: none)
+#   BENCH_CLIENTS         pgbench clients and wrk connections (default 32)
+#   BENCH_THREADS         pgbench -j and wrk -t (default 2)
+#   BENCH_SELECT_ROWS     rows pre-filled for the pgbench SELECT (default 100000)
+#   BENCH_BUILD_NICE      niceness of the cargo build (default 0)
+#   CHECKOUT_BIN          a prebuilt `checkout` binary to use instead of building one
+#   CARGO_TARGET_DIR      default $HOME/.cache/hosted-checkout/target
+#
+# Exit status: 0 when every request answered 2xx (targets met or not: read the table),
+# 1 on a setup failure, 2 when some requests failed (non-2xx or socket errors).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BENCH_DIR="$PWD/bench"
+
+SECONDS_PER_RUN="${BENCH_SECONDS:-20}"
+WARMUP="${BENCH_WARMUP_SECONDS:-3}"
+CLIENTS="${BENCH_CLIENTS:-32}"
+THREADS="${BENCH_THREADS:-2}"
+SELECT_ROWS="${BENCH_SELECT_ROWS:-100000}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hosted-checkout/target}"
+
+log() { echo "== $*" >&2; }
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# Other compilers running are the usual noise on a shared machine: count them. (Not pgrep:
+# it matches nothing with a pattern longer than 15 characters.)
+# shellcheck disable=SC2009
+compilers() { ps -eo comm= | grep -cxE 'rustc|cc1|cc1plus|ld|cargo|build-script-bu' || true; }
+die() {
+    echo "bench: $*" >&2
+    exit 1
+}
+
+# --- 1. tools and the release binary ------------------------------------------------------
+
+sudo_cmd=()
+if [[ "$(id -u)" != 0 ]]; then sudo_cmd=(sudo); fi
+apt_install() {
+    log "installing $*"
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "$@" >/dev/null
+}
+
+pg_bin_dir() {
+    local dir
+    for dir in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
+        [[ -x "$dir/initdb" ]] && { echo "$dir"; return 0; }
+    done
+    command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return 0; }
+    return 1
+}
+
+packages=()
+pg_bin_dir >/dev/null || packages+=(postgresql)
+command -v wrk >/dev/null 2>&1 || packages+=(wrk)
+command -v curl >/dev/null 2>&1 || packages+=(curl)
+if ((${#packages[@]})); then apt_install "${packages[@]}"; fi
+PG_BIN="$(pg_bin_dir)" || die "no initdb found after installing postgresql"
+PATH="$PG_BIN:$PATH"
+
+if [[ -n "${CHECKOUT_BIN:-}" ]]; then
+    BIN="$CHECKOUT_BIN"
+    log "using $BIN (no build)"
+else
+    log "cargo build --release -p checkout-server --bin checkout (target: $CARGO_TARGET_DIR)"
+    nice -n "${BENCH_BUILD_NICE:-0}" cargo build --release -p checkout-server --bin checkout
+    BIN="$CARGO_TARGET_DIR/release/checkout"
+fi
+[[ -x "$BIN" ]] || die "$BIN is not an executable"
+
+# --- 2. a private PostgreSQL cluster --------------------------------------------------------
+
+# As root, initdb refuses to run: the cluster runs as `postgres` (else `nobody`), in a folder
+# that belongs to that user. The folder name is short: it also holds the unix socket
+# (socket paths are limited to about 107 bytes).
+WORK="$(mktemp -d /tmp/hcbench.XXXXXX)"
+as_pg=()
+if [[ "$(id -u)" == 0 ]]; then
+    pg_user=postgres
+    id -u postgres >/dev/null 2>&1 || pg_user=nobody
+    chown "$pg_user" "$WORK"
+    as_pg=(runuser -u "$pg_user" --)
+fi
+PGDATA="$WORK/pg"
+SERVER_PID=""
+
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    if [[ -f "$PGDATA/postmaster.pid" ]]; then
+        "${as_pg[@]}" pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$WORK"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log "private PostgreSQL cluster in $WORK (fsync, synchronous_commit, full_page_writes on)"
+"${as_pg[@]}" initdb -D "$PGDATA" -U postgres -A trust --no-sync >"$WORK/initdb.log" 2>&1 ||
+    { cat "$WORK/initdb.log" >&2; die "initdb failed"; }
+# Durability as in production, said explicitly; no TCP listener, only the socket in $WORK.
+# 100 connections: 32 pgbench clients or the server's pool (16) with room to spare.
+"${as_pg[@]}" pg_ctl -D "$PGDATA" -l "$WORK/postgres.log" -w -o "\
+ -c listen_addresses='' -c unix_socket_directories='$WORK' -c unix_socket_permissions=0700\
+ -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c max_connections=100" \
+    start >/dev/null || { cat "$WORK/postgres.log" >&2; die "postgres did not start"; }
+
+psql_q() { psql -X -q -v ON_ERROR_STOP=1 -h "$WORK" -U postgres "$@"; }
+psql_q -d postgres -c 'CREATE DATABASE pgbench' -c 'CREATE DATABASE checkout'
+durability="$(psql_q -d postgres -At -c "SELECT string_agg(name || '=' || setting, ', ' ORDER BY name)
+    FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'full_page_writes', 'wal_sync_method')")"
+pg_version="$(psql_q -d postgres -At -c 'SHOW server_version')"
+log "PostgreSQL $pg_version: $durability"
+
+# A checkpoint before each measured run, so that none starts with the previous run's dirty
+# pages still to write.
+checkpoint() { psql_q -d postgres -c CHECKPOINT; }
+
+# Where the cores' time goes during a run, from /proc in clock ticks: the whole machine's busy
+# time, the server's, and PostgreSQL's (the postmaster, the children it has reaped, and its
+# live backends). The rest of the busy time ("other") is the load generator (pgbench or wrk)
+# and anything else running on the machine: a concurrent build shows up there.
+HZ="$(getconf CLK_TCK)"
+proc_ticks() { # utime + stime of pid $1, plus its reaped children's with a second argument
+    local stat
+    stat="$(cat "/proc/$1/stat" 2>/dev/null)" || { echo 0; return; }
+    awk -v children="${2:-}" '{ t = $12 + $13; if (children) t += $14 + $15; print t }' \
+        <<<"${stat##*) }" # the fields after "pid (comm) ", from the state on
+}
+pg_ticks() {
+    local postmaster ticks child
+    postmaster="$(head -1 "$PGDATA/postmaster.pid")"
+    ticks="$(proc_ticks "$postmaster" children)"
+    for child in $(pgrep -P "$postmaster"); do ticks=$((ticks + $(proc_ticks "$child"))); done
+    echo "$ticks"
+}
+cpu_snapshot() { # busy idle server postgres
+    echo "$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat)" \
+        "$([[ -n "$SERVER_PID" ]] && proc_ticks "$SERVER_PID" || echo 0)" "$(pg_ticks)"
+}
+# "busy% | server us | postgres us | other us" per request, between two snapshots.
+cpu_report() { # before after requests
+    local b0 i0 s0 p0 b1 i1 s1 p1
+    read -r b0 i0 s0 p0 <<<"$1"
+    read -r b1 i1 s1 p1 <<<"$2"
+    awk -v b=$((b1 - b0)) -v i=$((i1 - i0)) -v s=$((s1 - s0)) -v p=$((p1 - p0)) -v n="$3" \
+        -v hz="$HZ" 'BEGIN { us = 1e6 / hz / n;
+        other = b - s - p; if (other < 0) other = 0; # the two clocks differ by a few ticks
+        printf "%.0f%% | %.0f | %.0f | %.0f", 100 * b / (b + i), s * us, p * us, other * us }'
+}
+
+# --- 3. the database's ceiling: pgbench -----------------------------------------------------
+
+LOAD_BEFORE="$(loadavg)" COMPILERS_BEFORE="$(compilers)"
+log "load average before measuring: $LOAD_BEFORE ($COMPILERS_BEFORE compiler processes running)"
+
+# The pgbench database gets the service's own schema (the migrations' DDL: the same columns,
+# constraints, foreign key and indexes as payment_sessions), a terminal, and SELECT_ROWS
+# sessions whose ids pgbench can compute: md5(k)::uuid for k in 1..SELECT_ROWS.
+for up in migrations/*/up.sql; do psql_q -d pgbench -f "$up"; done
+psql_q -d pgbench -f "$BENCH_DIR/pgbench/prepare.sql" -v rows="$SELECT_ROWS"
+
+# Runs pgbench with the given script; sets PG_<NAME>_TPS and CPU_<NAME>.
+run_pgbench() {
+    local name="$1" script="$2" out before
+    checkpoint
+    log "pgbench $name: $CLIENTS clients, $THREADS threads, ${SECONDS_PER_RUN}s, -M prepared"
+    before="$(cpu_snapshot)"
+    out="$(pgbench -n -M prepared -c "$CLIENTS" -j "$THREADS" -T "$SECONDS_PER_RUN" \
+        -D rows="$SELECT_ROWS" -h "$WORK" -U postgres -f "$script" pgbench 2>&1)" ||
+        { echo "$out" >&2; die "pgbench $name failed"; }
+    printf -v "CPU_$name" '%s' "$(cpu_report "$before" "$(cpu_snapshot)" \
+        "$(echo "$out" | sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p')")"
+    echo "$out" | grep -E '^(number of (transactions|failed)|latency average|tps)' | sed 's/^/   /' >&2
+    printf -v "PG_${name}_TPS" '%s' \
+        "$(echo "$out" | sed -nE 's/^tps = ([0-9.]+) \(without initial connection time\)$/\1/p')"
+}
+run_pgbench INSERT "$BENCH_DIR/pgbench/insert.sql"
+run_pgbench SELECT "$BENCH_DIR/pgbench/select.sql"
+[[ -n "$PG_INSERT_TPS" && -n "$PG_SELECT_TPS" ]] || die "could not read pgbench's tps"
+
+# --- 4. the release server on the same cluster ----------------------------------------------
+
+SECRET="bench-secret-$RANDOM$RANDOM"
+export DATABASE_URL="postgres://postgres@/checkout?host=$WORK&port=5432"
+export CHECKOUT__SERVER__PORT=0 CHECKOUT__DATA_DIR="$WORK/server"
+export CHECKOUT__SANDBOX__CLIENT_SECRET="$SECRET" RUST_LOG=warn
+# The token run measures Argon2id throughput, not the abuse limits: lift them here.
+export CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_CLIENT_PER_MINUTE=0
+export CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE=0
+log "starting $BIN serve"
+"$BIN" serve >"$WORK/server.out" 2>"$WORK/server.err" &
+SERVER_PID=$!
+BASE=""
+for _ in $(seq 1 300); do
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.err" >&2; die "the server exited"; }
+    port="$(sed -nE 's/.*listening on http:\/\/[^:]+:([0-9]+).*/\1/p' "$WORK/server.out")"
+    if [[ -n "$port" ]] && curl -sf -o /dev/null "http://127.0.0.1:$port/.well-known/jwks.json"; then
+        BASE="http://127.0.0.1:$port"
+        break
+    fi
+    sleep 0.1
+done
+[[ -n "$BASE" ]] || die "the server did not answer within 30 s"
+CLIENT_ID=sandbox-client
+log "server pid $SERVER_PID at $BASE"
+
+TOKEN="$(curl -sf -X POST "$BASE/api/public/security/auth" -H 'Content-Type: application/json' \
+    -d "{\"client_id\":\"$CLIENT_ID\",\"client_secret\":\"$SECRET\"}" |
+    sed -nE 's/.*"token":"([^"]+)".*/\1/p')"
+[[ -n "$TOKEN" ]] || die "no token"
+RUN_PREFIX="B$(date +%s)$RANDOM"
+SESSION_ID="$(curl -sf -X POST "$BASE/pay/api/start-payment" \
+    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -d "{\"callbackSuccessUrl\":\"https://merchant.example/ok\",
+         \"callbackFailUrl\":\"https://merchant.example/fail\",
+         \"totalTransactionAmount\":25.50,\"currencyCode\":\"USD\",
+         \"transactionReferenceNumber\":\"$RUN_PREFIX-status\",
+         \"items\":[{\"itemCode\":\"SKU-1\",\"quantity\":1,\"amount\":25.50,\"currencyCode\":\"USD\"}]}" |
+    sed -nE 's/.*"checkoutSessionId":"([^"]+)".*/\1/p')"
+[[ -n "$SESSION_ID" ]] || die "could not create the session for the status run"
+
+# --- 5. wrk against the server --------------------------------------------------------------
+
+export BENCH_LUA_DIR="$BENCH_DIR"
+vm_kb() { sed -nE "s/^$1:[[:space:]]+([0-9]+) kB/\1/p" "/proc/$SERVER_PID/status"; }
+
+# Runs wrk with the given script and arguments, first unmeasured for WARMUP seconds (the pool's
+# connections open, the statement caches fill), then measured; sets <NAME>_RPS, _P50, _P99,
+# _NON2XX, _SOCKET_ERRORS, _FIRST_ERROR, _HWM_MB and CPU_<NAME>. The 10 s timeout (wrk's default
+# is 2 s) keeps a slow answer in the latencies instead of dropping it as a socket error.
+run_wrk() {
+    local name="$1" script="$2" out line before
+    shift 2
+    if ((WARMUP > 0)); then
+        wrk -c "$CLIENTS" -t "$THREADS" -d "${WARMUP}s" --timeout 10s -s "$script" "$BASE" \
+            -- "$@" >/dev/null
+    fi
+    checkpoint
+    log "wrk $name: $CLIENTS connections, $THREADS threads, ${SECONDS_PER_RUN}s"
+    before="$(cpu_snapshot)"
+    out="$(wrk -c "$CLIENTS" -t "$THREADS" -d "${SECONDS_PER_RUN}s" --timeout 10s --latency \
+        -s "$script" "$BASE" -- "$@")" || { echo "$out" >&2; die "wrk $name failed"; }
+    echo "$out" | grep -E 'Latency|Req/Sec|requests in|Requests/sec|Non-2xx|Socket errors|^ +(50|99)%' |
+        sed 's/^/   /' >&2
+    line="$(echo "$out" | grep '^BENCH requests=')" || die "wrk $name printed no summary"
+    printf -v "CPU_$name" '%s' "$(cpu_report "$before" "$(cpu_snapshot)" \
+        "$(sed -E 's/.*requests=([0-9]+).*/\1/' <<<"$line")")"
+    printf -v "${name}_RPS" '%s' "$(sed -E 's/.* rps=([0-9.]+).*/\1/' <<<"$line")"
+    printf -v "${name}_P50" '%s' "$(sed -E 's/.* p50_ms=([0-9.]+).*/\1/' <<<"$line")"
+    printf -v "${name}_P99" '%s' "$(sed -E 's/.* p99_ms=([0-9.]+).*/\1/' <<<"$line")"
+    printf -v "${name}_NON2XX" '%s' "$(sed -E 's/.* non2xx=([0-9]+).*/\1/' <<<"$line")"
+    printf -v "${name}_SOCKET_ERRORS" '%s' "$(sed -E 's/.* socket_errors=([0-9]+).*/\1/' <<<"$line")"
+    printf -v "${name}_FIRST_ERROR" '%s' "$(echo "$out" | sed -n 's/^BENCH first_error=//p')"
+    # VmHWM is the largest resident set the process has had since it started.
+    printf -v "${name}_HWM_MB" '%s' "$(awk -v kb="$(vm_kb VmHWM)" 'BEGIN { printf "%.1f", kb / 1024 }')"
+    log "$name: server VmRSS $(($(vm_kb VmRSS) / 1024)) MiB, VmHWM so far $(($(vm_kb VmHWM) / 1024)) MiB"
+}
+
+run_wrk START "$BENCH_DIR/start-payment.lua" "$TOKEN" "$RUN_PREFIX"
+run_wrk STATUS "$BENCH_DIR/status.lua" "$TOKEN" "$SESSION_ID"
+run_wrk TOKEN "$BENCH_DIR/token.lua" "$CLIENT_ID" "$SECRET"
+
+# --- 6. peak memory ------------------------------------------------------------------------
+
+# The server's peak RSS over the whole run is its VmHWM after the last run (TOKEN_HWM_MB);
+# STATUS_HWM_MB is the peak before token issuance started.
+RSS_MB="$TOKEN_HWM_MB"
+LOAD_AFTER="$(loadavg)" COMPILERS_AFTER="$(compilers)"
+kill -0 "$SERVER_PID" 2>/dev/null || die "the server died during the run"
+
+# --- 7. the table -------------------------------------------------------------------------
+
+ok() { awk "BEGIN { exit !($1) }" && echo yes || echo "**no**"; }
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+
+START_RATIO="$(calc %.2f "$START_RPS / $PG_INSERT_TPS")"
+STATUS_RATIO="$(calc %.2f "$STATUS_RPS / $PG_SELECT_TPS")"
+errors=0
+for name in START STATUS TOKEN; do
+    n2="${name}_NON2XX" se="${name}_SOCKET_ERRORS"
+    errors=$((errors + ${!n2} + ${!se}))
+done
+
+row() { # one markdown table row of its arguments
+    printf '|'
+    printf ' %s |' "$@"
+    echo
+}
+table() {
+    row "Measure" "Measured" "Target" "Met"
+    row "---" "---:" "---" "---"
+    row "pgbench INSERT, payment_sessions row" "$(calc %.0f "$PG_INSERT_TPS") tps" "(the ceiling)" ""
+    row "pgbench SELECT by primary key" "$(calc %.0f "$PG_SELECT_TPS") tps" "(the ceiling)" ""
+    row "start-payment throughput" "$(calc %.0f "$START_RPS") req/s = **$START_RATIO** x INSERT" \
+        "≥ 0.80 x INSERT = $(calc %.0f "0.8 * $PG_INSERT_TPS") req/s" "$(ok "$START_RATIO >= 0.8")"
+    row "start-payment latency p50 / p99" "$START_P50 / **$START_P99** ms" "p99 < 25 ms" \
+        "$(ok "$START_P99 < 25")"
+    row "start-payment non-2xx / socket errors" "$START_NON2XX / $START_SOCKET_ERRORS" "0" \
+        "$(ok "$START_NON2XX + $START_SOCKET_ERRORS == 0")"
+    row "status throughput" "$(calc %.0f "$STATUS_RPS") req/s = **$STATUS_RATIO** x SELECT" \
+        "≥ 0.60 x SELECT = $(calc %.0f "0.6 * $PG_SELECT_TPS") req/s" "$(ok "$STATUS_RATIO >= 0.6")"
+    row "status latency p50 / p99" "$STATUS_P50 / **$STATUS_P99** ms" "p99 < 10 ms" \
+        "$(ok "$STATUS_P99 < 10")"
+    row "status non-2xx / socket errors" "$STATUS_NON2XX / $STATUS_SOCKET_ERRORS" "0" \
+        "$(ok "$STATUS_NON2XX + $STATUS_SOCKET_ERRORS == 0")"
+    row "token throughput" "$(calc %.0f "$TOKEN_RPS") req/s" "(none)" ""
+    row "token latency p50 / p99" "$TOKEN_P50 / $TOKEN_P99 ms" "(none)" ""
+    row "token non-2xx / socket errors" "$TOKEN_NON2XX / $TOKEN_SOCKET_ERRORS" "0" \
+        "$(ok "$TOKEN_NON2XX + $TOKEN_SOCKET_ERRORS == 0")"
+    row "server peak RSS (VmHWM), whole run" "**$RSS_MB** MB" "< 100 MB" "$(ok "$RSS_MB < 100")"
+    row "server peak RSS before the token run" "$STATUS_HWM_MB MB" "< 100 MB" \
+        "$(ok "$STATUS_HWM_MB < 100")"
+}
+
+cpu_table() {
+    row "Run" "Cores busy" "Server CPU µs/req" "PostgreSQL CPU µs/req" "Other CPU µs/req (load generator + rest)"
+    row "---" "---:" "---:" "---:" "---:"
+    row "pgbench INSERT" "$CPU_INSERT"
+    row "pgbench SELECT" "$CPU_SELECT"
+    row "wrk start-payment" "$CPU_START"
+    row "wrk status" "$CPU_STATUS"
+    row "wrk token" "$CPU_TOKEN"
+}
+
+errors_note() {
+    if ((errors > 0)); then
+        echo "**THIS RUN HAD ERRORS**: $errors requests were not answered 2xx or failed on the socket."
+        for name in START STATUS TOKEN; do
+            local fe="${name}_FIRST_ERROR"
+            if [[ -n "${!fe}" ]]; then echo "- first error of $name: \`${!fe}\`"; fi
+        done
+    else
+        echo "Every request was answered 2xx."
+    fi
+}
+
+echo
+table
+echo
+errors_note
+echo
+cpu_table
+
+mkdir -p "$BENCH_DIR/results"
+if commit="$(git rev-parse --short HEAD 2>/dev/null)"; then
+    git diff --quiet HEAD 2>/dev/null || commit="$commit (with uncommitted changes)"
+else
+    commit=unknown
+fi
+{
+    echo "# Benchmark: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo
+    echo "Command: \`./bench/run.sh\` (BENCH_SECONDS=$SECONDS_PER_RUN, $CLIENTS clients/connections,"
+    echo "$THREADS threads, ${WARMUP}s warm-up per wrk run), commit $commit."
+    echo
+    table
+    echo
+    errors_note
+    echo
+    echo "Where the $(nproc) cores' time went during each measured run:"
+    echo
+    cpu_table
+    echo
+    echo "- Machine: \`$(uname -a)\`"
+    echo "- CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores"
+    echo "- Load average (1, 5, 15 min) just before measuring: $LOAD_BEFORE, with $COMPILERS_BEFORE"
+    echo "  compiler processes (rustc, cc1, ld, cargo) running; at the end: $LOAD_AFTER (this"
+    echo "  includes the benchmark itself), with $COMPILERS_AFTER compiler processes running."
+    echo "- PostgreSQL $pg_version on a unix socket: $durability"
+    echo "- Server: release build, RUST_LOG=warn, default settings (workers = cores, pool 16)."
+    echo "- wrk, pgbench, PostgreSQL and the server all share the same cores."
+} >"$BENCH_DIR/results/latest.md"
+log "written to bench/results/latest.md"
+
+((errors == 0)) || exit 2
