@@ -156,3 +156,22 @@ async fn the_instance_and_the_operation_id_appear_in_the_request_log_line() {
     let parsed: serde_json::Value = serde_json::from_str(&line).expect("a JSON log line");
     assert!(line.contains("400"), "the status is logged: {parsed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_the_server_finish_and_exit_cleanly() {
+    let mut server = TestServer::sandbox("sigterm").await;
+    let token = server.token().await;
+    let reply = server
+        .post(
+            "/pay/api/start-payment",
+            Some(&token),
+            &start_body("BEFORE-STOP"),
+        )
+        .await;
+    assert_eq!(reply.status, 200);
+    let status =
+        tokio::task::block_in_place(|| server.terminate(std::time::Duration::from_secs(20)))
+            .expect("the server exits after SIGTERM");
+    assert!(status.success(), "exit status {status}");
+    assert!(server.log().contains("service stopped"), "{}", server.log());
+}

@@ -268,6 +268,24 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// Sends SIGTERM and waits (up to `within`) for the process to exit; returns its status.
+    pub fn terminate(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let started = std::time::Instant::now();
+        while started.elapsed() < within {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
 impl Drop for TestServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
