@@ -170,6 +170,7 @@ async fn a_wrong_or_missing_secret_or_unknown_client_gets_no_token() {
         ("client-9", "secret-1"),
         ("", "secret-1"),
         ("   ", "secret-1"),
+        ("client-1\u{0}", "secret-1"),
     ] {
         let result = kit.checkout.issue_token(&credentials(client, secret)).await;
         assert_eq!(

@@ -36,12 +36,18 @@ async fn not_found() -> HttpResponse {
     ApiError::http(StatusCode::NOT_FOUND, "No resource exists at this address.").error_response()
 }
 
-async fn method_not_allowed() -> HttpResponse {
-    ApiError::http(
+/// 405 with the `Allow` header naming the resource's methods (RFC 9110).
+async fn method_not_allowed(allow: &'static str) -> HttpResponse {
+    let mut response = ApiError::http(
         StatusCode::METHOD_NOT_ALLOWED,
         "This method is not allowed on this resource.",
     )
-    .error_response()
+    .error_response();
+    response.headers_mut().insert(
+        actix_web::http::header::ALLOW,
+        actix_web::http::header::HeaderValue::from_static(allow),
+    );
+    response
 }
 
 async fn swagger_redirect() -> HttpResponse {
@@ -70,27 +76,27 @@ pub fn build_app(
         .service(
             web::resource("/api/public/security/auth")
                 .route(web::post().to(api::token::issue_token))
-                .default_service(web::to(method_not_allowed)),
+                .default_service(web::to(|| method_not_allowed("POST"))),
         )
         .service(
             web::resource("/pay/api/start-payment")
                 .route(web::post().to(api::start_payment::start_payment))
-                .default_service(web::to(method_not_allowed)),
+                .default_service(web::to(|| method_not_allowed("POST"))),
         )
         .service(
             web::resource("/pay/api/generate-payment-link")
                 .route(web::post().to(api::payment_link::generate_payment_link))
-                .default_service(web::to(method_not_allowed)),
+                .default_service(web::to(|| method_not_allowed("POST"))),
         )
         .service(
             web::resource("/pay/api/payment/{checkoutSessionId}")
                 .route(web::get().to(api::status::payment_status))
-                .default_service(web::to(method_not_allowed)),
+                .default_service(web::to(|| method_not_allowed("GET"))),
         )
         .service(
             web::resource("/.well-known/jwks.json")
                 .route(web::get().to(api::jwks::jwks))
-                .default_service(web::to(method_not_allowed)),
+                .default_service(web::to(|| method_not_allowed("GET"))),
         )
         .configure(pages::configure)
         .route("/swagger", web::get().to(swagger_redirect))

@@ -10,7 +10,12 @@ impl Checkout {
         &self,
         credentials: &ClientCredentials,
     ) -> Result<IssuedToken, CheckoutError> {
-        if credentials.client_id.trim().is_empty() || credentials.client_secret.expose().is_empty()
+        // No client id holds control characters (and Postgres text cannot hold NUL): such an
+        // id is simply not a client, and never reaches the store.
+        let id = &credentials.client_id;
+        if id.trim().is_empty()
+            || id.chars().any(char::is_control)
+            || credentials.client_secret.expose().is_empty()
         {
             return Err(AuthFailure::InvalidCredentials.into());
         }

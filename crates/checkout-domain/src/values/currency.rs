@@ -184,6 +184,11 @@ impl Currency {
             .ok_or(UnknownCurrency)
     }
 
+    /// Every supported code, in ISO 4217 order (for API schemas).
+    pub fn all_codes() -> impl Iterator<Item = &'static str> {
+        CURRENCIES.iter().map(|(code, _)| *code)
+    }
+
     /// The three-letter code.
     pub fn code(&self) -> &'static str {
         self.code

@@ -6,18 +6,39 @@ use utoipa::ToSchema;
 
 use super::{utc_timestamp, JsonDecimal};
 
+/// The schema of a currency code: one of the ISO 4217 codes the service knows.
+fn currency_code() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(checkout_domain::values::Currency::all_codes()))
+        .build()
+}
+
+/// The schema of a culture: `es` or `en`.
+fn culture() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(["es", "en"]))
+        .build()
+}
+
 /// An additional charge (shipping, fees).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AdditionalChargeDto {
     /// Charge name.
-    #[schema(example = "Shipping")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
+        example = "Shipping"
+    )]
     pub charge_name: Option<String>,
     /// Charge amount.
-    #[schema(value_type = f64, required = true, example = 5.00)]
+    #[schema(value_type = f64, required = true, nullable = false, minimum = 0, exclusive_maximum = 10000000000000.0, example = 5.00)]
     pub charge_amount: Option<JsonDecimal>,
     /// Must equal the request's currencyCode.
-    #[schema(required = true, example = "USD")]
+    #[schema(required = true, nullable = false, schema_with = currency_code, example = "USD")]
     pub charge_currency_code: Option<String>,
 }
 
@@ -26,19 +47,29 @@ pub struct AdditionalChargeDto {
 #[serde(rename_all = "camelCase")]
 pub struct ItemDto {
     /// Merchant item code.
-    #[schema(example = "SKU-1")]
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
+        example = "SKU-1"
+    )]
     pub item_code: Option<String>,
     /// Quantity, at least 1.
-    #[schema(value_type = i64, required = true, example = 1)]
+    #[schema(value_type = i64, required = true, nullable = false, minimum = 1, maximum = 1000000, example = 1)]
     pub quantity: Option<i64>,
     /// Description.
-    #[schema(example = "Blue mug")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
+        example = "Blue mug"
+    )]
     pub description: Option<String>,
     /// Amount.
-    #[schema(value_type = f64, required = true, example = 20.00)]
+    #[schema(value_type = f64, required = true, nullable = false, minimum = 0, exclusive_maximum = 10000000000000.0, example = 20.00)]
     pub amount: Option<JsonDecimal>,
     /// Must equal the request's currencyCode.
-    #[schema(required = true, example = "USD")]
+    #[schema(required = true, nullable = false, schema_with = currency_code, example = "USD")]
     pub currency_code: Option<String>,
 }
 
@@ -67,36 +98,38 @@ impl From<ItemDto> for ItemRequest {
 /// Declares a session request body: the fields both requests share, plus `$extra`.
 /// (`#[serde(flatten)]` would buffer the body and lose the exact decimal text.)
 macro_rules! session_request {
-    ($(#[$meta:meta])* $name:ident { $($extra:tt)* } required_for_link = $req:literal) => {
+    ($(#[$meta:meta])* $name:ident { $($extra:tt)* } required_for_link = $req:literal, nullable_for_link = $nullable:literal) => {
         $(#[$meta])*
         #[derive(Debug, Deserialize, ToSchema)]
         #[serde(rename_all = "camelCase")]
         pub struct $name {
             $($extra)*
             /// Total amount, greater than 0, with no more decimals than the currency has.
-            #[schema(value_type = f64, required = true, example = 25.50)]
+            #[schema(value_type = f64, required = true, nullable = false, exclusive_minimum = 0, exclusive_maximum = 10000000000000.0, multiple_of = 0.01, example = 25.50)]
             pub total_transaction_amount: Option<JsonDecimal>,
             /// ISO 4217 currency code (e.g. CRC, USD).
-            #[schema(required = true, example = "USD")]
+            #[schema(required = true, nullable = false, schema_with = currency_code, example = "USD")]
             pub currency_code: Option<String>,
             /// The terminal; when omitted it is resolved from the token's client_id.
-            #[schema(example = "T-0001")]
+            #[schema(pattern = "^([A-Za-z0-9_-]{1,32})?$", example = "T-0001")]
             pub terminal_number: Option<String>,
             /// Merchant reference, unique per terminal for a new session.
-            #[schema(required = true, example = "ORDER-1001")]
+            #[schema(required = true, nullable = false, min_length = 1, max_length = 64, pattern = "^[ -~]*[!-~][ -~]*$", example = "ORDER-1001")]
             pub transaction_reference_number: Option<String>,
             /// Purchase description, shown on the page.
-            #[schema(required = $req, example = "Order 1001")]
+            #[schema(required = $req, nullable = $nullable, min_length = 1, max_length = 255, pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$", example = "Order 1001")]
             pub general_purchase_description: Option<String>,
             /// Payer email.
-            #[schema(required = $req, format = Email, example = "payer@example.com")]
+            #[schema(required = $req, nullable = $nullable, format = Email, max_length = 254, example = "payer@example.com")]
             pub user_email: Option<String>,
             /// Page language: es or en.
-            #[schema(required = $req, example = "es")]
+            #[schema(required = $req, nullable = $nullable, schema_with = culture, example = "es")]
             pub culture: Option<String>,
             /// Extra charges.
+            #[schema(max_items = 20)]
             pub additional_charges: Option<Vec<AdditionalChargeDto>>,
             /// Line items.
+            #[schema(max_items = 100)]
             pub items: Option<Vec<ItemDto>>,
         }
 
@@ -125,20 +158,20 @@ session_request!(
     /// POST /pay/api/start-payment body.
     StartPaymentRequest {
         /// URL the payer is redirected to after a successful payment.
-        #[schema(required = true, example = "https://merchant.example/ok")]
+        #[schema(required = true, nullable = false, format = "uri", max_length = 2048, pattern = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?#]\S*)?$", example = "https://merchant.example/ok")]
         pub callback_success_url: Option<String>,
         /// URL the payer is redirected to after a failed payment.
-        #[schema(required = true, example = "https://merchant.example/fail")]
+        #[schema(required = true, nullable = false, format = "uri", max_length = 2048, pattern = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?#]\S*)?$", example = "https://merchant.example/fail")]
         pub callback_fail_url: Option<String>,
         /// URL the payer is redirected to on cancel or back.
-        #[schema(example = "https://merchant.example/cart")]
+        #[schema(format = "uri", max_length = 2048, pattern = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?#]\S*)?$", example = "https://merchant.example/cart")]
         pub callback_back_url: Option<String>,
-    } required_for_link = false
+    } required_for_link = false, nullable_for_link = true
 );
 
 session_request!(
     /// POST /pay/api/generate-payment-link body.
-    PaymentLinkRequest {} required_for_link = true
+    PaymentLinkRequest {} required_for_link = true, nullable_for_link = false
 );
 
 impl StartPaymentRequest {

@@ -13,11 +13,17 @@ use crate::json_body::pascal_case_path;
 pub struct TokenRequest {
     /// Terminal client identifier.
     #[garde(required, length(min = 1, max = 128))]
-    #[schema(required = true, example = "sandbox-client")]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 128,
+        example = "sandbox-client"
+    )]
     pub client_id: Option<String>,
     /// Client secret.
     #[garde(required, length(min = 1, max = 256))]
-    #[schema(required = true, format = Password)]
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 256, format = Password)]
     pub client_secret: Option<String>,
 }
 

@@ -22,20 +22,25 @@ async fn an_unknown_route_is_a_problem_404() {
 async fn a_wrong_method_is_a_problem_405() {
     let server = TestServer::sandbox("err-405").await;
     let token = server.token().await;
-    for (method, path) in [
-        (Method::GET, "/pay/api/start-payment"),
-        (Method::PUT, "/pay/api/generate-payment-link"),
+    for (method, path, allow) in [
+        (Method::GET, "/pay/api/start-payment", "POST"),
+        (Method::PUT, "/pay/api/generate-payment-link", "POST"),
         (
             Method::DELETE,
             "/pay/api/payment/9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60",
+            "GET",
         ),
-        (Method::GET, "/api/public/security/auth"),
+        (Method::GET, "/api/public/security/auth", "POST"),
     ] {
         let reply = server.send(method, path, Some(&token), None).await;
         assert_problem(
             &reply,
             405,
             "https://tools.ietf.org/html/rfc7231#section-6.5.5",
+        );
+        assert_eq!(
+            reply.headers["allow"], allow,
+            "RFC 9110: a 405 names the methods"
         );
     }
 }
