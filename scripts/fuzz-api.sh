@@ -6,7 +6,8 @@
 #   ./scripts/fuzz-api.sh            CI size: 50 examples per operation
 #   FUZZ_EXAMPLES=1000 ./scripts/fuzz-api.sh   the full run
 #
-# One check is configured, not skipped: `positive_data_acceptance` also accepts 422 for
+# Two checks are configured: negative_data_rejection also accepts 413 (an oversized body is
+# refused before it is parsed, as documented), and `positive_data_acceptance` also accepts 422 for
 # schema-valid requests, because the spec makes business rules 422 (SVC_001 for a reused
 # reference, SVC_005 for another terminal). And one spec rule cannot be written in OpenAPI:
 # an item's or charge's currencyCode must equal the request's currencyCode (and a zero-decimal
@@ -63,6 +64,10 @@ token=$(curl -sf -X POST "$base/api/public/security/auth" -H 'Content-Type: appl
 cat >"$work/schemathesis.toml" <<'TOML'
 [checks.positive_data_acceptance]
 expected-statuses = ["2xx", "401", "404", "422", "429"]
+
+# An oversized body is refused with 413 before it is parsed, as the schema documents.
+[checks.negative_data_rejection]
+expected-statuses = ["400", "401", "404", "405", "413", "415", "422", "429"]
 TOML
 exclude=(--exclude-checks positive_data_acceptance)
 if [[ "${FUZZ_STRICT:-0}" == 1 ]]; then exclude=(); fi

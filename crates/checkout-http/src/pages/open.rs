@@ -1,7 +1,5 @@
 //! GET /pay/checkout-payment/{id} and GET /pay/link/{id}: the payment page.
 
-use std::collections::BTreeMap;
-
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::session::SessionFlow;
@@ -67,7 +65,7 @@ async fn open(
                     &page,
                     lang,
                     StatusCode::OK,
-                    BTreeMap::new(),
+                    Vec::new(),
                     None,
                     "",
                 )
@@ -78,7 +76,8 @@ async fn open(
     }
 }
 
-/// The card form for `page`, with `errors` beside the fields and an optional `banner`.
+/// The card form for `page`, with `errors` (input id, message; in form order) beside the
+/// fields and an optional `banner`.
 #[allow(clippy::too_many_arguments)]
 pub fn pay_form(
     pages: &Pages,
@@ -86,7 +85,7 @@ pub fn pay_form(
     page: &HostedPage,
     lang: Lang,
     status: StatusCode,
-    errors: BTreeMap<&'static str, &'static str>,
+    errors: Vec<(&'static str, &'static str)>,
     banner: Option<&'static str>,
     holder: &str,
 ) -> HttpResponse {
@@ -103,7 +102,8 @@ pub fn pay_form(
             session.kind,
             checkout_domain::session::SessionKind::IntegratedCheckout(_)
         ),
-        errors,
+        summary: errors.iter().map(|(_, message)| *message).collect(),
+        errors: errors.into_iter().collect(),
         banner,
         holder: holder.to_owned(),
     };

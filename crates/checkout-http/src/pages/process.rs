@@ -1,8 +1,6 @@
 //! POST /pay/process-payment: the card form. CSRF-checked; the card is checked on the server;
 //! the domain makes sure at most one authorisation happens per session.
 
-use std::collections::BTreeMap;
-
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::card::{CardField, CardInput};
@@ -59,7 +57,8 @@ pub async fn process_payment(
         Ok(card) => card,
         Err(field_errors) => {
             let t = lang.texts();
-            let errors: BTreeMap<&'static str, &'static str> = field_errors
+            // A BTreeMap of CardField iterates in the form's order.
+            let errors: Vec<(&'static str, &'static str)> = field_errors
                 .into_iter()
                 .map(|(field, error)| (input_id(field), t.card_error(field, error)))
                 .collect();
@@ -109,7 +108,7 @@ pub async fn process_payment(
                 &page,
                 lang,
                 StatusCode::UNPROCESSABLE_ENTITY,
-                BTreeMap::new(),
+                Vec::new(),
                 Some(banner),
                 &holder,
             )

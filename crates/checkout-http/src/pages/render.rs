@@ -155,6 +155,8 @@ pub struct PayView {
     pub can_cancel: bool,
     /// Input id → error message.
     pub errors: BTreeMap<&'static str, &'static str>,
+    /// The same messages in the order of the form's fields, for the error summary.
+    pub summary: Vec<&'static str>,
     /// A message above the form (processor errors).
     pub banner: Option<&'static str>,
     /// The cardholder name to keep (never the card data).
