@@ -4,7 +4,7 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
-use crate::values::TerminalNumber;
+use crate::values::{CallbackHosts, TerminalNumber};
 
 /// A secret (client secret, bearer token) whose `Debug` prints a mask. Read it only on the
 /// line that uses it, through [`Secret::expose`].
@@ -115,4 +115,7 @@ pub struct Terminal {
     pub display_name: String,
     /// Inactive terminals cannot create sessions (SVC_005).
     pub active: bool,
+    /// The hosts its callback URLs may point to; `None`: any host the environment's
+    /// [`CallbackRule`](crate::values::CallbackRule) accepts.
+    pub callback_hosts: Option<CallbackHosts>,
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use checkout_domain::auth::{Claims, ClientCredentials, Role, Secret};
+use checkout_domain::auth::{Claims, ClientCredentials, Role, Secret, Terminal};
 use checkout_domain::card::CardBrand;
 use checkout_domain::ports::{
     ChallengeAnswer, InsertError, ProcessorError, ProcessorOutcome, SessionRepository,
@@ -24,7 +24,9 @@ use checkout_domain::testing::{
     TEST_CHECKOUT_VALIDITY, TEST_LINK_VALIDITY,
 };
 use checkout_domain::usecases::{PaymentLink, PaymentOutcome, PaymentResult};
-use checkout_domain::values::{InternalReference, MerchantReference, SessionId, TerminalNumber};
+use checkout_domain::values::{
+    CallbackHosts, InternalReference, MerchantReference, SessionId, TerminalNumber,
+};
 use checkout_domain::{AuthFailure, Checkout, CheckoutError, Ports, SvcCode};
 use support::{
     card, card_input, d, link_request, start_request, BACK_URL, CARD_CVV, CARD_DIGITS, CARD_EXPIRY,
@@ -985,6 +987,14 @@ impl SessionRepository for YieldingReads {
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64> {
         self.0.expire_due(now).await
     }
+
+    async fn stale_processing(
+        &self,
+        before: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<SessionId>> {
+        self.0.stale_processing(before, limit).await
+    }
 }
 
 #[tokio::test]
@@ -1343,6 +1353,107 @@ async fn reconciling_a_lost_answer_with_no_charge_lets_the_payer_retry() {
     );
     let unknown = kit.checkout.reconcile("nope").await;
     assert_eq!(svc(unknown), SvcCode::Svc002);
+}
+
+#[tokio::test]
+async fn the_reconcile_sweep_settles_only_sessions_stale_in_processing() {
+    let kit = TestKit::new();
+    let older = start(&kit, "OLD").await;
+    kit.processor.push_lost_answer(
+        ProcessorError::Communication("timeout".into()),
+        Some(approved("ch_old")),
+    );
+    kit.processor.fail_lookups(true);
+    assert_eq!(pay(&kit, older.id).await.result, PaymentResult::Unresolved);
+    kit.clock.advance(Duration::minutes(5));
+
+    let newer = start(&kit, "NEW").await;
+    kit.processor
+        .push_lost_answer(ProcessorError::Communication("timeout".into()), None);
+    assert_eq!(pay(&kit, newer.id).await.result, PaymentResult::Unresolved);
+    let paid = start(&kit, "PAID").await;
+    pay(&kit, paid.id).await;
+
+    // The processor still cannot be asked: nothing settles, the stale one is counted.
+    let down = kit
+        .checkout
+        .reconcile_stale(Duration::minutes(2))
+        .await
+        .unwrap();
+    assert_eq!((down.examined, down.settled, down.unresolved), (1, 0, 1));
+
+    kit.processor.fail_lookups(false);
+    let report = kit
+        .checkout
+        .reconcile_stale(Duration::minutes(2))
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.examined, report.settled, report.unresolved),
+        (1, 1, 0)
+    );
+    assert_eq!(status(&kit, older.id).await, SessionState::Successful);
+    assert_eq!(
+        status(&kit, newer.id).await,
+        SessionState::Processing,
+        "a submission younger than the threshold may still be in flight: left alone"
+    );
+
+    kit.clock.advance(Duration::minutes(3));
+    let later = kit
+        .checkout
+        .reconcile_stale(Duration::minutes(2))
+        .await
+        .unwrap();
+    assert_eq!((later.examined, later.settled), (1, 1));
+    assert_eq!(status(&kit, newer.id).await, SessionState::Pending);
+    assert_eq!(status(&kit, paid.id).await, SessionState::Successful);
+    assert_eq!(
+        kit.processor.authorize_calls(),
+        3,
+        "reconciling never authorises"
+    );
+}
+
+// ---- per-terminal callback hosts ------------------------------------------------------------
+
+#[tokio::test]
+async fn a_terminal_allowlist_refuses_callbacks_to_other_hosts_naming_each_field() {
+    let kit = TestKit::new();
+    kit.terminals.add(Terminal {
+        number: TerminalNumber::parse("T-1").unwrap(),
+        display_name: "Merchant T-1".into(),
+        active: true,
+        callback_hosts: Some(CallbackHosts::parse(["merchant.example"]).unwrap()),
+    });
+    // The support request's three URLs point to merchant.example: accepted.
+    start(&kit, "ALLOWED").await;
+
+    let mut request = start_request("REFUSED");
+    request.callback_fail_url = Some("https://evil.example/fail".into());
+    request.callback_back_url = Some("https://shop.merchant.example/cart".into());
+    let refused = kit
+        .checkout
+        .start_payment(&kit.caller("T-1"), &request)
+        .await;
+    assert_eq!(
+        validation_keys(refused),
+        ["CallbackBackUrl", "CallbackFailUrl"],
+        "a subdomain is another host"
+    );
+    assert!(
+        kit.sessions
+            .find_holding_reference(
+                &TerminalNumber::parse("T-1").unwrap(),
+                &MerchantReference::parse("REFUSED").unwrap()
+            )
+            .await
+            .unwrap()
+            .is_none(),
+        "nothing stored"
+    );
+    // Links carry no callbacks: the allowlist does not apply.
+    link(&kit, "LINK").await;
 }
 
 // ---- the expiry sweep ----------------------------------------------------------------------

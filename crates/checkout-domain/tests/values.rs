@@ -10,8 +10,9 @@ use checkout_domain::card::{
     CardBrand, CardExpiry, CardField, CardFieldError, CardInput, CardNumber, Cvv,
 };
 use checkout_domain::values::{
-    Amount, AmountError, AttemptId, CallbackUrl, Culture, Currency, Email, InternalReference,
-    InvalidUrl, LineAmount, MerchantReference, SessionId, TerminalNumber, TextError,
+    Amount, AmountError, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, Email,
+    InternalReference, InvalidUrl, LineAmount, MerchantReference, SessionId, TerminalNumber,
+    TextError,
 };
 use support::d;
 use time::macros::datetime;
@@ -518,5 +519,39 @@ fn merchant_text_is_trimmed_bounded_and_clean() {
     assert_eq!(
         TerminalNumber::parse(&"T".repeat(33)),
         Err(TextError::TooLong(32))
+    );
+}
+
+#[test]
+fn callback_hosts_are_normalised_hosts_matched_exactly() {
+    let hosts = CallbackHosts::parse(["Shop.Example", " pay.example ", "shop.example", "[::1]"])
+        .expect("valid hosts");
+    assert_eq!(hosts.hosts(), ["shop.example", "pay.example", "[::1]"]);
+    let url = |s: &str| CallbackUrl::parse(s).unwrap();
+    assert!(hosts.allows(&url("https://SHOP.example/ok?x=1")));
+    assert!(hosts.allows(&url("http://[::1]:8080/ok")));
+    assert!(
+        hosts.allows(&url("https://pay.example:8443/ok")),
+        "any port"
+    );
+    assert!(
+        !hosts.allows(&url("https://www.shop.example/ok")),
+        "a subdomain is another host"
+    );
+    assert!(!hosts.allows(&url("https://shop.example.evil/ok")));
+    for bad in [
+        "",
+        "https://shop.example",
+        "shop.example/ok",
+        "*.shop.example",
+        "a b",
+        "user@shop.example",
+        "shop.example:443",
+    ] {
+        assert!(CallbackHosts::parse([bad]).is_err(), "{bad:?} refused");
+    }
+    assert!(
+        CallbackHosts::parse(std::iter::empty()).is_err(),
+        "an empty list is refused"
     );
 }

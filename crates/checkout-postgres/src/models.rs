@@ -10,8 +10,8 @@ use checkout_domain::session::{
     SessionState,
 };
 use checkout_domain::values::{
-    Amount, AttemptId, CallbackUrl, Culture, Currency, DisplayText, Email, InternalReference,
-    ItemCode, LineAmount, MerchantReference, SessionId, TerminalNumber,
+    Amount, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, DisplayText, Email,
+    InternalReference, ItemCode, LineAmount, MerchantReference, SessionId, TerminalNumber,
 };
 use checkout_domain::SvcCode;
 use diesel::prelude::*;
@@ -363,16 +363,23 @@ pub(crate) struct TerminalRow {
     pub number: String,
     pub display_name: String,
     pub active: bool,
+    pub callback_hosts: Option<Vec<String>>,
 }
 
 impl TryFrom<TerminalRow> for Terminal {
     type Error = anyhow::Error;
 
     fn try_from(row: TerminalRow) -> anyhow::Result<Terminal> {
+        let callback_hosts = row
+            .callback_hosts
+            .map(|hosts| CallbackHosts::parse(hosts.iter().map(String::as_str)))
+            .transpose()
+            .with_context(|| format!("reading the callback hosts of terminal {}", row.number))?;
         Ok(Terminal {
             number: text("terminal number", &row.number, TerminalNumber::parse)?,
             display_name: row.display_name,
             active: row.active,
+            callback_hosts,
         })
     }
 }
@@ -384,6 +391,7 @@ pub(crate) struct NewTerminalRow<'a> {
     pub number: &'a str,
     pub display_name: &'a str,
     pub active: bool,
+    pub callback_hosts: Option<&'a [String]>,
 }
 
 /// An `oauth_clients` row.

@@ -12,6 +12,8 @@ diesel::table! {
         active -> Bool,
         /// When it was provisioned.
         created_at -> Timestamptz,
+        /// The hosts callback URLs may point to; NULL: any.
+        callback_hosts -> Nullable<Array<Text>>,
     }
 }
 

@@ -31,6 +31,10 @@ pub(crate) const HOLDS_REFERENCE_SQL: &str = "payment_sessions.state <> 6";
 /// Pending sessions, as a literal so that the planner can use the partial expiry index.
 pub(crate) const PENDING_SQL: &str = "payment_sessions.state = 0";
 
+/// Sessions in Processing, as a literal so that the planner can use the partial index of
+/// the same predicate.
+pub(crate) const PROCESSING_SQL: &str = "payment_sessions.state = 4";
+
 /// Loads the items and charges of `id`, in order, in one pipelined round trip.
 async fn children(
     conn: &AsyncPgConnection,
@@ -288,6 +292,24 @@ impl SessionRepository for PgStore {
         .context("expiring due sessions")?;
         Ok(u64::try_from(moved).unwrap_or_default())
     }
+
+    async fn stale_processing(
+        &self,
+        before: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<SessionId>> {
+        let mut conn = self.conn().await?;
+        let ids: Vec<Uuid> = payment_sessions::table
+            .filter(sql::<Bool>(PROCESSING_SQL))
+            .filter(payment_sessions::updated_at.le(before))
+            .order(payment_sessions::updated_at)
+            .limit(i64::from(limit))
+            .select(payment_sessions::id)
+            .load(&mut conn)
+            .await
+            .context("listing the sessions stale in processing")?;
+        Ok(ids.into_iter().map(SessionId::from_uuid).collect())
+    }
 }
 
 #[cfg(test)]
@@ -300,8 +322,14 @@ mod tests {
             let holds_by_sql = state.code() != 6;
             assert_eq!(state.holds_reference(), holds_by_sql, "{state}");
             assert_eq!(state == SessionState::Pending, state.code() == 0, "{state}");
+            assert_eq!(
+                state == SessionState::Processing,
+                state.code() == 4,
+                "{state}"
+            );
         }
         assert!(HOLDS_REFERENCE_SQL.ends_with("<> 6"));
         assert!(PENDING_SQL.ends_with("= 0"));
+        assert!(PROCESSING_SQL.ends_with("= 4"));
     }
 }

@@ -4,7 +4,7 @@ use anyhow::Context;
 use async_trait::async_trait;
 use checkout_domain::auth::Terminal;
 use checkout_domain::ports::TerminalDirectory;
-use checkout_domain::values::TerminalNumber;
+use checkout_domain::values::{CallbackHosts, TerminalNumber};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
@@ -37,6 +37,7 @@ impl PgStore {
                 number: terminal.number.as_str(),
                 display_name: &terminal.display_name,
                 active: terminal.active,
+                callback_hosts: terminal.callback_hosts.as_ref().map(CallbackHosts::hosts),
             })
             .execute(&mut conn)
             .await;
@@ -61,6 +62,22 @@ impl PgStore {
             .execute(&mut conn)
             .await
             .with_context(|| format!("updating terminal {number}"))?;
+        Ok(updated == 1)
+    }
+
+    /// Sets a terminal's callback host allowlist (`None`: any host); false when there is no
+    /// such terminal.
+    pub async fn set_callback_hosts(
+        &self,
+        number: &TerminalNumber,
+        hosts: Option<&CallbackHosts>,
+    ) -> anyhow::Result<bool> {
+        let mut conn = self.conn().await?;
+        let updated = diesel::update(terminals::table.find(number.as_str()))
+            .set(terminals::callback_hosts.eq(hosts.map(CallbackHosts::hosts)))
+            .execute(&mut conn)
+            .await
+            .with_context(|| format!("updating the callback hosts of terminal {number}"))?;
         Ok(updated == 1)
     }
 

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::bail;
 use checkout_domain::auth::{OAuthClient, Role, Terminal};
-use checkout_domain::values::TerminalNumber;
+use checkout_domain::values::{CallbackHosts, TerminalNumber};
 use checkout_postgres::PgStore;
 
 use crate::database;
@@ -28,6 +28,13 @@ pub enum Command {
         number: String,
         /// New flag.
         active: bool,
+    },
+    /// Set (or, with `None`, clear) the hosts a terminal's callback URLs may point to.
+    SetCallbackHosts {
+        /// Its number.
+        number: String,
+        /// The allowlist; `None`: any host.
+        hosts: Option<CallbackHosts>,
     },
     /// List terminals.
     ListTerminals,
@@ -65,6 +72,18 @@ impl Command {
                     active: *verb == "activate",
                 }
             }
+            ["terminal", "callback-hosts", number, "--any"] => Command::SetCallbackHosts {
+                number: (*number).to_owned(),
+                hosts: None,
+            },
+            ["terminal", "callback-hosts", number, hosts @ ..] if !hosts.is_empty() => {
+                let hosts = CallbackHosts::parse(hosts.iter().flat_map(|h| h.split(',')))
+                    .map_err(|e| format!("callback host {e}"))?;
+                Command::SetCallbackHosts {
+                    number: (*number).to_owned(),
+                    hosts: Some(hosts),
+                }
+            }
             ["terminal", "list"] => Command::ListTerminals,
             ["client", "create", terminal] => Command::CreateClient {
                 terminal: (*terminal).to_owned(),
@@ -98,6 +117,7 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
                     number: terminal_number(&number)?,
                     display_name: name,
                     active: true,
+                    callback_hosts: None,
                 })
                 .await?;
             writeln!(out, "terminal {number} created")?;
@@ -115,13 +135,34 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
                 if active { "activated" } else { "deactivated" }
             )?;
         }
+        Command::SetCallbackHosts { number, hosts } => {
+            if !store
+                .set_callback_hosts(&terminal_number(&number)?, hosts.as_ref())
+                .await?
+            {
+                bail!("no terminal {number}");
+            }
+            match hosts {
+                Some(h) => writeln!(
+                    out,
+                    "terminal {number}: callbacks only to {}",
+                    h.hosts().join(", ")
+                )?,
+                None => writeln!(out, "terminal {number}: callbacks to any host")?,
+            }
+        }
         Command::ListTerminals => {
             for t in store.list_terminals().await? {
+                let hosts = t
+                    .callback_hosts
+                    .as_ref()
+                    .map_or_else(|| "any host".to_owned(), |h| h.hosts().join(","));
                 writeln!(
                     out,
-                    "{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}",
                     t.number,
                     if t.active { "active" } else { "inactive" },
+                    hosts,
                     t.display_name
                 )?;
             }
@@ -193,5 +234,33 @@ mod tests {
         assert!(Command::parse(&["terminal", "create", "bad number!", "x"]).is_err());
         assert!(Command::parse(&["terminal", "create", "T-9"]).is_err());
         assert!(Command::parse(&["frobnicate"]).is_err());
+        assert_eq!(
+            Command::parse(&[
+                "terminal",
+                "callback-hosts",
+                "T-9",
+                "Shop.Example",
+                "pay.example,shop.example"
+            ]),
+            Ok(Command::SetCallbackHosts {
+                number: "T-9".into(),
+                hosts: Some(CallbackHosts::parse(["shop.example", "pay.example"]).unwrap()),
+            })
+        );
+        assert_eq!(
+            Command::parse(&["terminal", "callback-hosts", "T-9", "--any"]),
+            Ok(Command::SetCallbackHosts {
+                number: "T-9".into(),
+                hosts: None
+            })
+        );
+        assert!(Command::parse(&[
+            "terminal",
+            "callback-hosts",
+            "T-9",
+            "https://shop.example/ok"
+        ])
+        .is_err());
+        assert!(Command::parse(&["terminal", "callback-hosts", "T-9"]).is_err());
     }
 }

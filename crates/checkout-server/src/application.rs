@@ -21,7 +21,7 @@ pub struct Application {
     settings: Settings,
     server: actix_web::dev::Server,
     credentials: Option<SandboxCredentials>,
-    sweeper: tokio::task::JoinHandle<()>,
+    sweepers: Vec<tokio::task::JoinHandle<()>>,
     _cluster: Option<LocalCluster>,
 }
 
@@ -45,10 +45,17 @@ impl Application {
             Environment::Production => None,
         };
 
-        let sweeper = tokio::spawn(sweep_expired(
-            wired.checkout.clone(),
-            Duration::from_secs(u64::from(settings.checkout.expiry_sweep_seconds.max(1))),
-        ));
+        let sweepers = vec![
+            tokio::spawn(sweep_expired(
+                wired.checkout.clone(),
+                Duration::from_secs(u64::from(settings.checkout.expiry_sweep_seconds.max(1))),
+            )),
+            tokio::spawn(sweep_unsettled(
+                wired.checkout.clone(),
+                Duration::from_secs(u64::from(settings.checkout.reconcile_sweep_seconds.max(1))),
+                time::Duration::seconds(i64::from(settings.checkout.reconcile_after_seconds)),
+            )),
+        ];
         let pages = Pages::new(PagesConfig {
             csrf_secret: wired.csrf_secret,
             public_base_url: base_url.clone(),
@@ -90,7 +97,7 @@ impl Application {
             settings,
             server,
             credentials,
-            sweeper,
+            sweepers,
             _cluster: cluster,
         })
     }
@@ -139,7 +146,9 @@ impl Application {
     /// Serves until SIGINT or SIGTERM; in-flight requests finish first (30 s at most).
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let result = self.server.await;
-        self.sweeper.abort();
+        for sweeper in &self.sweepers {
+            sweeper.abort();
+        }
         tracing::info!("service stopped");
         Ok(result?)
     }
@@ -154,6 +163,30 @@ async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
             Ok(0) => {}
             Ok(n) => tracing::info!(expired = n, "expired unpaid sessions"),
             Err(e) => tracing::warn!(error = %e, "expiry sweep failed"),
+        }
+    }
+}
+
+/// Every `every`, settles the sessions that have been in Processing for `older_than` or more
+/// (a lost processor answer, a process killed mid-payment) through the processor's
+/// idempotency: the charge's outcome is recorded, or the session is payable again.
+async fn sweep_unsettled(
+    checkout: checkout_domain::Checkout,
+    every: Duration,
+    older_than: time::Duration,
+) {
+    let mut ticker = tokio::time::interval(every);
+    loop {
+        ticker.tick().await;
+        match checkout.reconcile_stale(older_than).await {
+            Ok(r) if r.examined == 0 => {}
+            Ok(r) => tracing::info!(
+                examined = r.examined,
+                settled = r.settled,
+                unresolved = r.unresolved,
+                "reconciled sessions left in processing"
+            ),
+            Err(e) => tracing::warn!(error = %e, "reconciliation sweep failed"),
         }
     }
 }

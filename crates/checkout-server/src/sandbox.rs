@@ -65,6 +65,7 @@ pub async fn provision(settings: &Settings, store: &PgStore) -> anyhow::Result<S
                 number: number.clone(),
                 display_name: s.merchant_name.clone(),
                 active: true,
+                callback_hosts: None,
             })
             .await?;
     }

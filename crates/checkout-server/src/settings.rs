@@ -78,6 +78,12 @@ pub struct CheckoutSettings {
     pub checkout_validity_minutes: u32,
     /// How often unpaid sessions past their expiry are swept, seconds.
     pub expiry_sweep_seconds: u32,
+    /// How often sessions left in Processing are reconciled with the processor, seconds.
+    pub reconcile_sweep_seconds: u32,
+    /// How long a session must have been in Processing before reconciliation settles it,
+    /// seconds; more than three processor timeouts (the calls one card submission makes),
+    /// so that a submission still in flight is never settled under it.
+    pub reconcile_after_seconds: u32,
 }
 
 /// Which card processor adapter to use.
@@ -183,7 +189,9 @@ fn defaults() -> Value {
             "base_url_payment_link": null,
             "link_validity_minutes": 1440,
             "checkout_validity_minutes": 60,
-            "expiry_sweep_seconds": 60
+            "expiry_sweep_seconds": 60,
+            "reconcile_sweep_seconds": 15,
+            "reconcile_after_seconds": 120
         },
         "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000 },
         "security": {
@@ -274,6 +282,19 @@ impl Settings {
             && (self.processor.stripe_base_url.is_none() || self.processor.stripe_api_key.is_none())
         {
             bail!("the stripe processor needs CHECKOUT__PROCESSOR__STRIPE_BASE_URL and CHECKOUT__PROCESSOR__STRIPE_API_KEY");
+        }
+        let in_flight_ms = self
+            .processor
+            .timeout_ms
+            .saturating_mul(3)
+            .saturating_add(1000);
+        if u64::from(self.checkout.reconcile_after_seconds) * 1000 < in_flight_ms {
+            bail!(
+                "CHECKOUT__CHECKOUT__RECONCILE_AFTER_SECONDS must be at least three processor \
+                 timeouts plus one second ({} ms), so that a payment in flight is never \
+                 reconciled",
+                in_flight_ms
+            );
         }
         if self.database.pool_size == 0 || self.identity.token_lifetime_seconds == 0 {
             bail!("pool_size and token_lifetime_seconds must be positive");

@@ -80,4 +80,13 @@ pub trait SessionRepository: Send + Sync {
     /// Moves every Pending session whose `expires_at` is at or before `now` to Expired;
     /// returns how many moved.
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64>;
+
+    /// The sessions in Processing whose last change is at or before `before`, oldest first,
+    /// at most `limit`: the ones whose processor answer was lost (a timeout whose lookup
+    /// failed too, a process killed mid-authorisation) and that reconciliation must settle.
+    async fn stale_processing(
+        &self,
+        before: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<SessionId>>;
 }

@@ -158,6 +158,26 @@ impl SessionRepository for InMemorySessions {
         }
         Ok(n)
     }
+
+    async fn stale_processing(
+        &self,
+        before: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<SessionId>> {
+        let t = lock(&self.tables);
+        let mut stale: Vec<_> = t
+            .sessions
+            .values()
+            .filter(|s| s.state == SessionState::Processing && s.updated_at <= before)
+            .map(|s| (s.updated_at, s.id))
+            .collect();
+        stale.sort_by_key(|(at, _)| *at);
+        Ok(stale
+            .into_iter()
+            .take(limit as usize)
+            .map(|(_, id)| id)
+            .collect())
+    }
 }
 
 /// Terminals in a map.

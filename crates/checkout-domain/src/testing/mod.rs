@@ -86,6 +86,7 @@ impl TestKit {
             display_name: format!("Merchant {number}"),
             number,
             active,
+            callback_hosts: None,
         });
     }
 

@@ -3,14 +3,14 @@
 use time::OffsetDateTime;
 
 use super::Checkout;
-use crate::auth::Claims;
-use crate::error::{CheckoutError, SvcCode};
+use crate::auth::{Claims, Terminal};
+use crate::error::{CheckoutError, SvcCode, ValidationErrors};
 use crate::ports::InsertError;
 use crate::session::{
-    NewSession, PaymentSession, SessionEvent, SessionFlow, SessionKind, SessionRequest,
+    Callbacks, NewSession, PaymentSession, SessionEvent, SessionFlow, SessionKind, SessionRequest,
     SessionState,
 };
-use crate::values::TerminalNumber;
+use crate::values::{CallbackHosts, TerminalNumber};
 
 /// A created payment link.
 #[derive(Debug, Clone)]
@@ -55,8 +55,11 @@ impl Checkout {
     ) -> Result<PaymentSession, CheckoutError> {
         let new = request.validate(flow, self.policy.callback_rule)?;
         let terminal = self.resolve_terminal(caller, new.terminal.as_ref()).await?;
+        if let (Some(hosts), Some(callbacks)) = (&terminal.callback_hosts, &new.callbacks) {
+            check_callback_hosts(hosts, callbacks)?;
+        }
         let now = self.now();
-        let session = self.build_session(new, terminal, flow, now);
+        let session = self.build_session(new, terminal.number, flow, now);
 
         // A reference is held by in-flight and completed sessions only (spec 7.4.1). When the
         // holder is a session that expired unpaid, it is marked Expired, which frees the
@@ -95,7 +98,7 @@ impl Checkout {
         &self,
         caller: &Claims,
         requested: Option<&TerminalNumber>,
-    ) -> Result<TerminalNumber, CheckoutError> {
+    ) -> Result<Terminal, CheckoutError> {
         let number = match requested {
             Some(t) if *t != caller.terminal => {
                 return Err(CheckoutError::svc_with(
@@ -106,7 +109,7 @@ impl Checkout {
             _ => &caller.terminal,
         };
         match self.ports.terminals.get_terminal(number).await? {
-            Some(t) if t.active => Ok(t.number),
+            Some(t) if t.active => Ok(t),
             _ => Err(CheckoutError::svc(SvcCode::Svc005)),
         }
     }
@@ -143,4 +146,24 @@ impl Checkout {
             expires_at: now + validity,
         }
     }
+}
+
+/// Refuses (400, naming each field) the callback URLs whose host is not in the terminal's
+/// allowlist.
+fn check_callback_hosts(hosts: &CallbackHosts, callbacks: &Callbacks) -> Result<(), CheckoutError> {
+    let mut errors = ValidationErrors::new();
+    let urls = [
+        ("CallbackSuccessUrl", Some(&callbacks.success)),
+        ("CallbackFailUrl", Some(&callbacks.fail)),
+        ("CallbackBackUrl", callbacks.back.as_ref()),
+    ];
+    for (field, url) in urls {
+        if url.is_some_and(|u| !hosts.allows(u)) {
+            errors.add(
+                field,
+                "The host is not among the callback hosts allowed for this terminal.",
+            );
+        }
+    }
+    Ok(errors.into_result(())?)
 }

@@ -13,6 +13,7 @@ mod reconcile;
 pub use create_session::PaymentLink;
 pub use open_page::HostedPage;
 pub use process_payment::{PaymentOutcome, PaymentResult};
+pub use reconcile::ReconcileReport;
 
 use std::sync::Arc;
 

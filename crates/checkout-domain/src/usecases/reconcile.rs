@@ -1,8 +1,24 @@
-//! Use case: settle a session whose processor answer was lost.
+//! Use case: settle sessions whose processor answer was lost.
+
+use time::Duration;
 
 use super::{Checkout, PaymentOutcome, PaymentResult};
 use crate::error::{CheckoutError, SvcCode};
 use crate::session::{AttemptOutcome, SessionState};
+
+/// What one reconciliation sweep did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReconcileReport {
+    /// Sessions found stale in Processing.
+    pub examined: usize,
+    /// Of those, settled: an outcome recorded, or the session Pending again.
+    pub settled: usize,
+    /// Of those, still unresolved because the processor could not be asked.
+    pub unresolved: usize,
+}
+
+/// Sessions looked at per sweep, at most; the rest wait for the next sweep.
+const SWEEP_BATCH: u32 = 100;
 
 impl Checkout {
     /// Looks up, through its idempotency key, the latest attempt of a session left in
@@ -38,5 +54,35 @@ impl Checkout {
                 result: PaymentResult::Unresolved,
             }),
         }
+    }
+
+    /// The periodic sweep: reconciles every session that has been in Processing for at least
+    /// `older_than`.
+    ///
+    /// `older_than` must exceed the longest time a live card submission can spend waiting for
+    /// the processor (every call's timeout), so that the sweep never settles a submission that
+    /// is still in flight: the server checks this at start. Racing sweeps (two instances) are
+    /// safe: each settlement is a compare-and-set from Processing, so one wins.
+    pub async fn reconcile_stale(
+        &self,
+        older_than: Duration,
+    ) -> Result<ReconcileReport, CheckoutError> {
+        let before = self.now() - older_than;
+        let stale = self
+            .ports
+            .sessions
+            .stale_processing(before, SWEEP_BATCH)
+            .await?;
+        let mut report = ReconcileReport {
+            examined: stale.len(),
+            ..ReconcileReport::default()
+        };
+        for id in stale {
+            match self.reconcile(&id.to_string()).await?.result {
+                PaymentResult::Unresolved => report.unresolved += 1,
+                _ => report.settled += 1,
+            }
+        }
+        Ok(report)
     }
 }

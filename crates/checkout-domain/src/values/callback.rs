@@ -86,6 +86,56 @@ impl CallbackUrl {
     }
 }
 
+/// A terminal's allowlist of the hosts its callback URLs may point to: lower-case host names
+/// or IP addresses, matched exactly (a subdomain is another host), at most
+/// [`CallbackHosts::MAX_HOSTS`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackHosts(Vec<String>);
+
+/// Why a host cannot be in a callback allowlist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a host name or IP address")]
+pub struct InvalidHost(pub String);
+
+impl CallbackHosts {
+    /// The most hosts one terminal may list.
+    pub const MAX_HOSTS: usize = 64;
+
+    /// Checks and normalises each host (as a URL parser reads it: lower case, IDNA for
+    /// international names); an empty list, duplicates aside, is refused with an empty host.
+    pub fn parse<'a>(hosts: impl IntoIterator<Item = &'a str>) -> Result<Self, InvalidHost> {
+        let mut out: Vec<String> = Vec::new();
+        for raw in hosts {
+            let raw = raw.trim();
+            let host = url::Host::parse(raw)
+                .ok()
+                .filter(|_| !raw.is_empty() && !raw.contains(['/', '@', '*']))
+                .ok_or_else(|| InvalidHost(raw.to_owned()))?;
+            let host = host.to_string();
+            if !out.contains(&host) {
+                out.push(host);
+            }
+        }
+        if out.is_empty() || out.len() > Self::MAX_HOSTS {
+            return Err(InvalidHost(String::new()));
+        }
+        Ok(CallbackHosts(out))
+    }
+
+    /// Whether `url` points to one of the hosts.
+    pub fn allows(&self, url: &CallbackUrl) -> bool {
+        url.0
+            .host()
+            .map(|h| h.to_string())
+            .is_some_and(|host| self.0.contains(&host))
+    }
+
+    /// The hosts, normalised.
+    pub fn hosts(&self) -> &[String] {
+        &self.0
+    }
+}
+
 impl fmt::Display for CallbackUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0.as_str())

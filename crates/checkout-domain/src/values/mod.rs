@@ -7,7 +7,7 @@ mod ids;
 mod money;
 mod text;
 
-pub use callback::{CallbackRule, CallbackUrl, InvalidUrl};
+pub use callback::{CallbackHosts, CallbackRule, CallbackUrl, InvalidHost, InvalidUrl};
 pub use contact::{Culture, Email, InvalidEmail, UnknownCulture};
 pub use currency::{Currency, UnknownCurrency};
 pub use ids::{AttemptId, InternalReference, InvalidId, SessionId};

@@ -8,7 +8,7 @@ use checkout_domain::usecases::HostedPage;
 use super::form::LangQuery;
 use super::i18n::Lang;
 use super::outcome::{browser_secret, error_page, show_state, with_cookie};
-use super::render::{self, PayView, PurchaseView};
+use super::render::{self, Banner, PayView, PurchaseView};
 use super::Pages;
 use crate::AppState;
 
@@ -86,7 +86,7 @@ pub fn pay_form(
     lang: Lang,
     status: StatusCode,
     errors: Vec<(&'static str, &'static str)>,
-    banner: Option<&'static str>,
+    banner: Option<Banner>,
     holder: &str,
 ) -> HttpResponse {
     let session = &page.session;

@@ -11,6 +11,7 @@ use super::form::{self, PaymentForm};
 use super::i18n::Lang;
 use super::open::pay_form;
 use super::outcome::{after_step, csrf_ok, csrf_refused, error_page, open_any, show_state};
+use super::render::Banner;
 use crate::AppState;
 
 /// The input id of a card field, as in the form.
@@ -93,10 +94,13 @@ pub async fn process_payment(
     match outcome.result {
         PaymentResult::Retry { code } => {
             let t = lang.texts();
-            let banner = if code == SvcCode::Svc003 {
-                t.processor_unreachable
-            } else {
-                t.processor_refused
+            let banner = Banner {
+                code: code.spec().code,
+                text: if code == SvcCode::Svc003 {
+                    t.processor_unreachable
+                } else {
+                    t.processor_refused
+                },
             };
             let page = checkout_domain::usecases::HostedPage {
                 session: outcome.session,

@@ -158,9 +158,18 @@ pub struct PayView {
     /// The same messages in the order of the form's fields, for the error summary.
     pub summary: Vec<&'static str>,
     /// A message above the form (processor errors).
-    pub banner: Option<&'static str>,
+    pub banner: Option<Banner>,
     /// The cardholder name to keep (never the card data).
     pub holder: String,
+}
+
+/// A message above the card form, with the service code it stands for.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Banner {
+    /// The SVC code (`data-code` of the banner), for support and tests.
+    pub code: &'static str,
+    /// The message, in the page's language.
+    pub text: &'static str,
 }
 
 /// A result or session-state page.

@@ -132,6 +132,7 @@ async fn each_test_database_is_separate_and_dropped_with_its_handle() {
             number: terminal("ONLY-IN-ONE"),
             display_name: "x".to_owned(),
             active: true,
+            callback_hosts: None,
         })
         .await
         .unwrap();

@@ -3,6 +3,7 @@
 
 use checkout_domain::auth::{OAuthClient, Role, Terminal};
 use checkout_domain::ports::{ClientStore, TerminalDirectory};
+use checkout_domain::values::CallbackHosts;
 use checkout_postgres::testing::TestDatabase;
 
 use crate::support::*;
@@ -28,11 +29,13 @@ async fn terminals_round_trip_and_are_managed() {
         number: terminal("T-B"),
         display_name: "Café Bérénice".to_owned(),
         active: true,
+        callback_hosts: None,
     };
     let a = Terminal {
         number: terminal("T-A"),
         display_name: "Shop A".to_owned(),
         active: false,
+        callback_hosts: Some(CallbackHosts::parse(["shop-a.example", "127.0.0.1"]).unwrap()),
     };
     store.create_terminal(&b).await.unwrap();
     store.create_terminal(&a).await.unwrap();
@@ -48,6 +51,21 @@ async fn terminals_round_trip_and_are_managed() {
 
     let err = store.create_terminal(&b).await.unwrap_err();
     assert!(err.to_string().contains("already exists"), "{err:#}");
+
+    let hosts = CallbackHosts::parse(["pay.example"]).unwrap();
+    assert!(store
+        .set_callback_hosts(&b.number, Some(&hosts))
+        .await
+        .unwrap());
+    let read = store.get_terminal(&b.number).await.unwrap().unwrap();
+    assert_eq!(read.callback_hosts, Some(hosts));
+    assert!(store.set_callback_hosts(&b.number, None).await.unwrap());
+    let read = store.get_terminal(&b.number).await.unwrap().unwrap();
+    assert_eq!(read.callback_hosts, None);
+    assert!(!store
+        .set_callback_hosts(&terminal("T-C"), None)
+        .await
+        .unwrap());
 
     assert!(store.set_terminal_active(&b.number, false).await.unwrap());
     assert!(!store.get_terminal(&b.number).await.unwrap().unwrap().active);

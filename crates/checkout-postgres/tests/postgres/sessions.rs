@@ -630,3 +630,34 @@ async fn expire_due_moves_only_pending_sessions_past_their_expiry() {
     // Its reference is free again.
     store.insert(&session("T-1", "DUE")).await.unwrap();
 }
+
+#[tokio::test]
+async fn stale_processing_lists_only_old_processing_sessions_oldest_first() {
+    let (_db, store) = database().await;
+    let make = |name: &str, state: SessionState, updated_at| {
+        let mut s = session("T-1", name);
+        s.state = state;
+        s.updated_at = updated_at;
+        s
+    };
+    let oldest = make("OLDEST", SessionState::Processing, at(100));
+    let old = make("OLD", SessionState::Processing, at(200));
+    let at_the_limit = make("LIMIT", SessionState::Processing, at(300));
+    let fresh = make("FRESH", SessionState::Processing, at(301));
+    let pending = make("PENDING", SessionState::Pending, at(0));
+    let challenged = make("3DS", SessionState::ChallengeRequired, at(0));
+    for s in [&fresh, &old, &pending, &at_the_limit, &oldest, &challenged] {
+        store.insert(s).await.unwrap();
+    }
+
+    assert_eq!(
+        store.stale_processing(at(300), 10).await.unwrap(),
+        vec![oldest.id, old.id, at_the_limit.id]
+    );
+    assert_eq!(
+        store.stale_processing(at(300), 2).await.unwrap(),
+        vec![oldest.id, old.id],
+        "the limit keeps the oldest"
+    );
+    assert!(store.stale_processing(at(99), 10).await.unwrap().is_empty());
+}

@@ -164,6 +164,7 @@ pub async fn database() -> (TestDatabase, PgStore) {
                 number: terminal(number),
                 display_name: format!("Merchant {number}"),
                 active: true,
+                callback_hosts: None,
             })
             .await
             .unwrap();

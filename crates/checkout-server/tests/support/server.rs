@@ -187,6 +187,7 @@ impl TestServer {
                 number: TerminalNumber::parse(number).expect("terminal number"),
                 display_name: format!("Merchant {number}"),
                 active,
+                callback_hosts: None,
             })
             .await
             .expect("create terminal");
