@@ -7,9 +7,9 @@ mod support;
 use std::time::{Duration, Instant};
 
 use checkout_domain::ports::{CardProcessor, ChallengeAnswer, ProcessorError, ProcessorOutcome};
+use checkout_processor::testing::stand_in::{Reply, StandIn};
 use checkout_processor::{StripeConfig, StripeProcessor};
 use serde_json::json;
-use support::stand_in::{Reply, StandIn};
 use support::{card, Payment};
 
 const TIMEOUT: Duration = Duration::from_millis(500);
@@ -175,6 +175,17 @@ async fn a_closed_connection_is_a_communication_error() {
         matches!(error, ProcessorError::Communication(_)),
         "{error:?}"
     );
+}
+
+#[tokio::test]
+async fn a_reset_connection_is_a_communication_error() {
+    for replies in [vec![Reply::Reset], vec![payment_method(), Reply::Reset]] {
+        let error = failure(replies).await;
+        assert!(
+            matches!(error, ProcessorError::Communication(_)),
+            "{error:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -67,6 +67,10 @@ impl Application {
                 .and_then(|u| url::Url::parse(u).ok())
                 .map(|u| vec![u.origin().ascii_serialization()])
                 .unwrap_or_default(),
+            // As long as one card submission may wait for the processor (three calls).
+            processing_wait: Duration::from_millis(
+                settings.processor.timeout_ms.saturating_mul(3) + 1000,
+            ),
         })?;
         let state = web::Data::new(AppState {
             checkout: wired.checkout,

@@ -31,6 +31,9 @@ pub struct PagesConfig {
     /// Origins the browser may be redirected to after a form post besides the merchant's
     /// callbacks (the card processor's 3DS pages).
     pub processor_origins: Vec<String>,
+    /// How long a card submission that lost the race to another one for the same session
+    /// waits for the winner's outcome before showing "processing".
+    pub processing_wait: std::time::Duration,
 }
 
 /// The pages' state: templates, CSRF key, settings.
@@ -40,6 +43,7 @@ pub struct Pages {
     public_base_url: String,
     own_challenge_page: bool,
     processor_origins: Vec<String>,
+    processing_wait: std::time::Duration,
 }
 
 impl std::fmt::Debug for Pages {
@@ -59,6 +63,7 @@ impl Pages {
             public_base_url: config.public_base_url.trim_end_matches('/').to_owned(),
             own_challenge_page: config.own_challenge_page,
             processor_origins: config.processor_origins,
+            processing_wait: config.processing_wait,
         })
     }
 

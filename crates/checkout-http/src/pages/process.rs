@@ -4,6 +4,9 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::card::{CardField, CardInput};
+use std::time::{Duration, Instant};
+
+use checkout_domain::session::{PaymentSession, SessionState};
 use checkout_domain::usecases::PaymentResult;
 use checkout_domain::SvcCode;
 
@@ -45,7 +48,8 @@ pub async fn process_payment(
     let lang = Lang::choose(form.lg.as_deref(), page.session.culture);
     if !page.is_payable() {
         // Paid, failed or cancelled meanwhile (another tab, a double click): say where it stands.
-        return show_state(pages, lang, &page.session, &page.merchant_name);
+        let session = settled(&state, &id, page.session).await;
+        return show_state(pages, lang, &session, &page.merchant_name);
     }
     let holder = form.cardholder_name.clone().unwrap_or_default();
     let input = CardInput {
@@ -117,6 +121,29 @@ pub async fn process_payment(
                 &holder,
             )
         }
+        PaymentResult::AlreadyHandled => {
+            let session = settled(&state, &id, outcome.session).await;
+            show_state(pages, lang, &session, &page.merchant_name)
+        }
         result => after_step(pages, lang, &outcome.session, &page.merchant_name, &result),
     }
 }
+
+/// A submission that lost the race to another one for the same session (a double click, a
+/// second tab) waits for the winner's outcome while the session is Processing, at most the
+/// configured wait, so that every answer shows the same final state. Returns the session as
+/// it then stands.
+async fn settled(state: &AppState, id: &str, mut session: PaymentSession) -> PaymentSession {
+    let deadline = Instant::now() + state.pages.processing_wait;
+    while session.state == SessionState::Processing && Instant::now() < deadline {
+        actix_web::rt::time::sleep(SETTLE_POLL).await;
+        match open_any(&state.checkout, id).await {
+            Ok(page) => session = page.session,
+            Err(_) => break,
+        }
+    }
+    session
+}
+
+/// How often a waiting submission reads the session again.
+const SETTLE_POLL: Duration = Duration::from_millis(50);

@@ -1,9 +1,8 @@
-//! Helpers shared by the test binaries: cards and payments, localstripe, and a fault-injecting
-//! HTTP stand-in.
+//! Helpers shared by the test binaries: cards and payments, and localstripe (the
+//! fault-injecting stand-in is `checkout_processor::testing`).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod localstripe;
-pub mod stand_in;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use diesel::sql_types::{BigInt, Uuid as SqlUuid};
-use diesel::QueryableByName;
+use diesel::sql_types::Uuid as SqlUuid;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::{json, Value};
 
+use crate::support::payer::{self, CardForm};
 use crate::support::webdriver::Browser;
 use crate::support::TestServer;
 
@@ -60,12 +60,6 @@ fn param<'q>(query: &'q [(String, String)], name: &str) -> Option<&'q str> {
         .iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_str())
-}
-
-#[derive(QueryableByName)]
-struct Count {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
 }
 
 impl<'a> Flow<'a> {
@@ -144,16 +138,7 @@ impl<'a> Flow<'a> {
 
     /// How many card submissions reached the processor for a session.
     pub async fn attempts(&self, id: &str) -> i64 {
-        let mut conn = AsyncPgConnection::establish(self.server.database_url())
-            .await
-            .expect("connect");
-        let count: Count =
-            diesel::sql_query("SELECT count(*) AS n FROM payment_attempts WHERE session_id = $1")
-                .bind::<SqlUuid, _>(uuid::Uuid::parse_str(id).expect("uuid"))
-                .get_result(&mut conn)
-                .await
-                .expect("count");
-        count.n
+        payer::attempts(self.server, id).await
     }
 
     /// Moves a session's expiry into the past.
@@ -442,41 +427,13 @@ impl<'a> Flow<'a> {
     pub async fn concurrent_posts(&self) {
         let (id, _) = self.start_payment("RACE").await;
         let client = &self.server.http;
-        let response = client
-            .get(format!("{}/pay/checkout-payment/{id}", self.server.base))
-            .send()
-            .await
-            .expect("page");
-        let cookies: Vec<String> = response
-            .headers()
-            .get_all("set-cookie")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .filter_map(|v| v.split(';').next())
-            .map(str::to_owned)
-            .collect();
-        let cookie = cookies.join("; ");
-        let page = response.text().await.expect("html");
-        let token = hidden_value(&page, "csrfToken");
-        let form = [
-            ("checkoutSessionId", id.as_str()),
-            ("csrfToken", token.as_str()),
-            ("cardholderName", "Ada Lovelace"),
-            ("cardNumber", APPROVED_CARD),
-            ("cardExpiry", EXPIRY),
-            ("cardCvv", CVV),
-        ];
-        let url = format!("{}/pay/process-payment", self.server.base);
+        let form = CardForm::open(client, &self.server.base, &id).await;
         let posts = (0..10).map(|_| {
-            client
-                .post(&url)
-                .header("Cookie", &cookie)
-                .form(&form)
-                .send()
+            let form = form.clone();
+            let client = client.clone();
+            async move { form.submit(&client, APPROVED_CARD).await.status() }
         });
-        let answers = futures_join_all(posts).await;
-        for answer in &answers {
-            let status = answer.as_ref().expect("an answer").status();
+        for status in futures_join_all(posts).await {
             assert!(!status.is_server_error(), "no 5xx: {status}");
         }
         assert_eq!(
@@ -485,22 +442,6 @@ impl<'a> Flow<'a> {
             "one authorisation of ten posts"
         );
     }
-}
-
-/// The value of the hidden input `name` in `html`.
-fn hidden_value(html: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\"");
-    let at = html
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no {name} in the page"));
-    let tag_start = html[..at].rfind('<').expect("tag start");
-    let tag_end = at + html[at..].find('>').expect("tag end");
-    let tag = &html[tag_start..tag_end];
-    let value_at = tag.find("value=\"").expect("a value") + "value=\"".len();
-    let value_end = value_at + tag[value_at..].find('"').expect("value end");
-    tag[value_at..value_end]
-        .replace("&#x2F;", "/")
-        .replace("&amp;", "&")
 }
 
 /// Runs the futures at once and collects their outputs in order.

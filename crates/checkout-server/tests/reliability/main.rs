@@ -1,4 +1,5 @@
-//! Reliability over HTTP against the real binary and Postgres: racing duplicate requests.
+//! Reliability over HTTP against the real binary and Postgres: racing duplicate requests,
+//! racing card submissions, processor faults, SIGKILL crashes, two instances on one database.
 //! Each check prints its figures. Rounds default to a CI-sized count; the full run is
 //! `RELIABILITY_ROUNDS=50 cargo nextest run -p checkout-server --test reliability --no-capture`.
 
@@ -7,6 +8,10 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod crashes;
+mod instances;
+mod payments;
+
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -14,7 +19,7 @@ use serde_json::{json, Value};
 use support::TestServer;
 
 /// Rounds per race: `RELIABILITY_ROUNDS`, else 5.
-fn rounds() -> usize {
+pub(crate) fn rounds() -> usize {
     std::env::var("RELIABILITY_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -6,6 +6,7 @@
 
 pub mod card_data;
 pub mod merchant;
+pub mod payer;
 pub mod server;
 pub mod webdriver;
 

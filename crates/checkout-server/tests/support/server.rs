@@ -4,6 +4,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use checkout_domain::auth::{OAuthClient, Role, Terminal};
@@ -40,10 +41,12 @@ pub struct TestServer {
     pub http: reqwest::Client,
     /// The sandbox client's token, fetched once (the auth endpoint is rate limited).
     token: tokio::sync::OnceCell<String>,
+    env: Vec<(String, String)>,
+    launches: u32,
     child: Child,
     store: PgStore,
     // Dropped last: the server's connections go first.
-    db: TestDatabase,
+    db: Arc<TestDatabase>,
 }
 
 /// A response as a merchant backend sees it.
@@ -98,52 +101,54 @@ impl TestServer {
     /// Starts the binary in `mode` with extra `CHECKOUT__...` settings, and waits until it
     /// prints that it listens.
     pub async fn start(label: &str, mode: Mode, extra: &[(&str, &str)]) -> TestServer {
-        let db = TestDatabase::create().await.expect("a test database");
+        let db = Arc::new(TestDatabase::create().await.expect("a test database"));
+        TestServer::start_on(db, label, mode, extra).await
+    }
+
+    /// Like [`TestServer::start`], over an existing database (several servers may share one).
+    pub async fn start_on(
+        db: Arc<TestDatabase>,
+        label: &str,
+        mode: Mode,
+        extra: &[(&str, &str)],
+    ) -> TestServer {
         let dir = artifacts_dir(label);
         let secret = format!("test-secret-{}", uuid_like());
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_checkout"));
-        cmd.arg("serve")
-            .env_remove("CHECKOUT_CONFIG")
-            .env("RUST_LOG", "info")
-            .env("CHECKOUT_LOG_FORMAT", "json")
-            .env("DATABASE_URL", db.url())
-            .env("CHECKOUT__DATA_DIR", dir.join("data"))
-            .env("CHECKOUT__SERVER__PORT", "0")
-            .env("CHECKOUT__SERVER__WORKERS", "2")
-            .env("CHECKOUT__DATABASE__POOL_SIZE", "4");
+        let mut env: Vec<(String, String)> = vec![
+            ("RUST_LOG".into(), "info".into()),
+            ("CHECKOUT_LOG_FORMAT".into(), "json".into()),
+            ("DATABASE_URL".into(), db.url().to_owned()),
+            ("CHECKOUT__DATA_DIR".into(), path_text(&dir.join("data"))),
+            ("CHECKOUT__SERVER__PORT".into(), "0".into()),
+            ("CHECKOUT__SERVER__WORKERS".into(), "2".into()),
+            ("CHECKOUT__DATABASE__POOL_SIZE".into(), "4".into()),
+        ];
         match mode {
             Mode::Sandbox => {
-                cmd.env("CHECKOUT__SANDBOX__CLIENT_SECRET", &secret);
+                env.push(("CHECKOUT__SANDBOX__CLIENT_SECRET".into(), secret.clone()));
             }
             Mode::Production => {
                 let key = dir.join("production.pk8");
                 checkout_identity::SigningKey::load_or_create(&key).expect("a production key");
-                cmd.env("CHECKOUT__ENVIRONMENT", "production")
-                    .env("CHECKOUT__IDENTITY__KEY_FILE", &key)
-                    .env(
+                for (k, v) in [
+                    ("CHECKOUT__ENVIRONMENT", "production"),
+                    ("CHECKOUT__IDENTITY__KEY_FILE", path_text(&key).as_str()),
+                    (
                         "CHECKOUT__SERVER__PUBLIC_BASE_URL",
                         "https://pay.example.test",
-                    )
-                    .env("CHECKOUT__PROCESSOR__KIND", "stripe")
-                    .env("CHECKOUT__PROCESSOR__STRIPE_BASE_URL", "http://127.0.0.1:9")
-                    .env("CHECKOUT__PROCESSOR__STRIPE_API_KEY", "sk_test_unused");
+                    ),
+                    ("CHECKOUT__PROCESSOR__KIND", "stripe"),
+                    ("CHECKOUT__PROCESSOR__STRIPE_BASE_URL", "http://127.0.0.1:9"),
+                    ("CHECKOUT__PROCESSOR__STRIPE_API_KEY", "sk_test_unused"),
+                ] {
+                    env.push((k.into(), v.into()));
+                }
             }
         }
         for (k, v) in extra {
-            cmd.env(k, v);
+            env.push(((*k).into(), (*v).into()));
         }
-        let log = std::fs::File::create(dir.join("server.log")).expect("create the log file");
-        cmd.stdout(Stdio::piped()).stderr(log).stdin(Stdio::null());
-        let mut child = cmd.spawn().expect("start the checkout binary");
-        let stdout = child.stdout.take().expect("stdout");
-        let log_path = dir.join("server.log");
-        let port = tokio::task::spawn_blocking(move || read_port(stdout))
-            .await
-            .expect("banner reader")
-            .unwrap_or_else(|| {
-                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-                panic!("the server did not start; its log:\n{log}")
-            });
+        let (child, port) = launch(&env, &dir).await;
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(30))
@@ -159,10 +164,40 @@ impl TestServer {
             dir,
             http,
             token: tokio::sync::OnceCell::new(),
+            env,
+            launches: 1,
             child,
             store,
             db,
         }
+    }
+
+    /// The database this server runs on (to start another server over it).
+    pub fn database(&self) -> Arc<TestDatabase> {
+        self.db.clone()
+    }
+
+    /// The settings this server was started with, `CHECKOUT__...` and the rest.
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// Kills the process with SIGKILL (no shutdown of any kind) and waits for it to die.
+    pub fn kill_hard(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the binary again with the same settings, data folder and database, after
+    /// [`TestServer::kill_hard`] or [`TestServer::terminate`]; the port may change.
+    pub async fn restart(&mut self) {
+        self.launches += 1;
+        let log = self.dir.join(format!("server-{}.log", self.launches));
+        let _ = std::fs::rename(self.dir.join("server.log"), log);
+        let (child, port) = launch(&self.env, &self.dir).await;
+        self.child = child;
+        self.port = port;
+        self.base = format!("http://127.0.0.1:{port}");
     }
 
     /// The server's log so far (JSON lines).
@@ -292,6 +327,36 @@ impl Drop for TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Starts `checkout serve` with `env` (none of the test process's own `CHECKOUT...`
+/// settings), its log in `dir/server.log`; waits for the port it prints.
+async fn launch(env: &[(String, String)], dir: &Path) -> (Child, u16) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_checkout"));
+    cmd.arg("serve");
+    for (key, _) in std::env::vars() {
+        if key.starts_with("CHECKOUT") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let log_path = dir.join("server.log");
+    let log = std::fs::File::create(&log_path).expect("create the log file");
+    cmd.stdout(Stdio::piped()).stderr(log).stdin(Stdio::null());
+    let mut child = cmd.spawn().expect("start the checkout binary");
+    let stdout = child.stdout.take().expect("stdout");
+    let port = tokio::task::spawn_blocking(move || read_port(stdout))
+        .await
+        .expect("banner reader")
+        .unwrap_or_else(|| {
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            panic!("the server did not start; its log:\n{log}")
+        });
+    (child, port)
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_str().expect("a UTF-8 path").to_owned()
 }
 
 /// Turns a response into a [`Reply`].

@@ -1,5 +1,6 @@
-//! A tiny HTTP stand-in for Stripe on 127.0.0.1:0 that answers each connection from a script:
-//! hang, close the connection, or answer a status and a JSON body. It records every request.
+//! A tiny HTTP stand-in for Stripe on 127.0.0.1:0 that answers each connection from a script
+//! or a function of the request: hang, close or reset the connection, or answer a status and a
+//! JSON body. It records every request. One request per connection (`connection: close`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,6 +17,8 @@ pub enum Reply {
     Hang,
     /// Reads the request and closes the connection without a word.
     Close,
+    /// Reads the request and resets the connection (TCP RST).
+    Reset,
     /// Answers this status and JSON body.
     Json(u16, serde_json::Value),
 }
@@ -23,15 +26,22 @@ pub enum Reply {
 /// One request as received.
 #[derive(Clone, Debug)]
 pub struct Recorded {
+    /// `GET`, `POST`, ...
     pub method: String,
     /// Path and query.
     pub target: String,
     /// Header names lower-cased.
     pub headers: Vec<(String, String)>,
+    /// The body, as text.
     pub body: String,
 }
 
 impl Recorded {
+    /// The path, without the query.
+    pub fn path(&self) -> &str {
+        self.target.split('?').next().unwrap_or_default()
+    }
+
     /// The value of header `name` (lower case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -68,20 +78,29 @@ impl StandIn {
     /// Starts a stand-in whose n-th connection gets `replies[n]` (the last reply repeats).
     pub async fn start(replies: Vec<Reply>) -> Self {
         assert!(!replies.is_empty());
+        let served = std::sync::atomic::AtomicUsize::new(0);
+        StandIn::answering(move |_| {
+            let n = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            replies[n.min(replies.len() - 1)].clone()
+        })
+        .await
+    }
+
+    /// Starts a stand-in that answers each request with `respond(request)`.
+    pub async fn answering(respond: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> Self {
+        let respond = Arc::new(respond);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = requests.clone();
         let task = tokio::spawn(async move {
-            let mut n = 0;
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
-                let reply = replies[n.min(replies.len() - 1)].clone();
-                n += 1;
                 let recorded = recorded.clone();
-                tokio::spawn(async move { serve(stream, reply, recorded).await });
+                let respond = respond.clone();
+                tokio::spawn(async move { serve(stream, &*respond, recorded).await });
             }
         });
         StandIn {
@@ -103,16 +122,25 @@ impl Drop for StandIn {
     }
 }
 
-async fn serve(mut stream: TcpStream, reply: Reply, recorded: Arc<Mutex<Vec<Recorded>>>) {
+async fn serve(
+    mut stream: TcpStream,
+    respond: &(dyn Fn(&Recorded) -> Reply + Send + Sync),
+    recorded: Arc<Mutex<Vec<Recorded>>>,
+) {
     let Some(request) = read_request(&mut stream).await else {
         return;
     };
+    let reply = respond(&request);
     recorded.lock().unwrap().push(request);
     match reply {
         Reply::Hang => {
             tokio::time::sleep(Duration::from_secs(120)).await;
         }
         Reply::Close => {
+            drop(stream);
+        }
+        Reply::Reset => {
+            let _ = stream.set_zero_linger();
             drop(stream);
         }
         Reply::Json(status, body) => {

@@ -1,0 +1,102 @@
+//! A payer's card form submitted over plain HTTP, with the page's own CSRF token and cookie:
+//! for the tests that need many submissions at once, or no browser.
+
+use diesel::sql_types::{BigInt, Uuid as SqlUuid};
+use diesel::QueryableByName;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+use super::TestServer;
+
+/// The card form of one session as a browser received it: the cookie and the form token.
+#[derive(Clone, Debug)]
+pub struct CardForm {
+    /// `{base}/pay/process-payment`.
+    pub action: String,
+    /// The session id.
+    pub session_id: String,
+    /// The `Cookie` header to send back.
+    pub cookie: String,
+    /// The hidden `csrfToken`.
+    pub csrf_token: String,
+}
+
+impl CardForm {
+    /// Opens `/pay/checkout-payment/{id}` on `base` (any instance sharing the database).
+    pub async fn open(http: &reqwest::Client, base: &str, id: &str) -> CardForm {
+        let response = http
+            .get(format!("{base}/pay/checkout-payment/{id}"))
+            .send()
+            .await
+            .expect("the checkout page");
+        assert_eq!(response.status(), 200, "the checkout page opens");
+        let cookie = response
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .filter_map(|v| v.split(';').next())
+            .collect::<Vec<_>>()
+            .join("; ");
+        let page = response.text().await.expect("html");
+        CardForm {
+            action: format!("{base}/pay/process-payment"),
+            session_id: id.to_owned(),
+            cookie,
+            csrf_token: hidden_value(&page, "csrfToken"),
+        }
+    }
+
+    /// Posts the form with `card` (any expiry in 2034, CVV 918). Redirects are not followed.
+    pub async fn submit(&self, http: &reqwest::Client, card: &str) -> reqwest::Response {
+        let form = [
+            ("checkoutSessionId", self.session_id.as_str()),
+            ("csrfToken", self.csrf_token.as_str()),
+            ("cardholderName", "Ada Lovelace"),
+            ("cardNumber", card),
+            ("cardExpiry", "11/34"),
+            ("cardCvv", "918"),
+        ];
+        http.post(&self.action)
+            .header("Cookie", &self.cookie)
+            .form(&form)
+            .send()
+            .await
+            .expect("an answer to the card form")
+    }
+}
+
+/// The value of the hidden input `name` in `html`.
+pub fn hidden_value(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\"");
+    let at = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {name} in the page"));
+    let tag_start = html[..at].rfind('<').expect("tag start");
+    let tag_end = at + html[at..].find('>').expect("tag end");
+    let tag = &html[tag_start..tag_end];
+    let value_at = tag.find("value=\"").expect("a value") + "value=\"".len();
+    let value_end = value_at + tag[value_at..].find('"').expect("value end");
+    tag[value_at..value_end]
+        .replace("&#x2F;", "/")
+        .replace("&amp;", "&")
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// How many card submissions reached the processor for a session (its attempt rows).
+pub async fn attempts(server: &TestServer, id: &str) -> i64 {
+    let mut conn = AsyncPgConnection::establish(server.database_url())
+        .await
+        .expect("connect");
+    let count: Count =
+        diesel::sql_query("SELECT count(*) AS n FROM payment_attempts WHERE session_id = $1")
+            .bind::<SqlUuid, _>(uuid::Uuid::parse_str(id).expect("uuid"))
+            .get_result(&mut conn)
+            .await
+            .expect("count");
+    count.n
+}
