@@ -4,6 +4,7 @@
 //! checkout serve                                   run the service (a sandbox with no configuration)
 //! checkout terminal create <number> <merchant name>
 //! checkout terminal activate|deactivate <number>
+//! checkout terminal callback-hosts <number> <host>[,<host>...]|--any
 //! checkout terminal list
 //! checkout client create <terminal number>         prints the new client_id and secret once
 //! checkout client activate|deactivate <client_id>
@@ -19,6 +20,7 @@ use checkout_server::{admin, Application, Settings};
 const USAGE: &str = "usage: checkout serve
        checkout terminal create <number> <merchant name>
        checkout terminal activate|deactivate <number>
+       checkout terminal callback-hosts <number> <host>[,<host>...]|--any
        checkout terminal list
        checkout client create <terminal number>
        checkout client activate|deactivate <client_id>

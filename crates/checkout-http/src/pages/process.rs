@@ -1,11 +1,11 @@
 //! POST /pay/process-payment: the card form. CSRF-checked; the card is checked on the server;
 //! the domain makes sure at most one authorisation happens per session.
 
+use std::time::{Duration, Instant};
+
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::card::{CardField, CardInput};
-use std::time::{Duration, Instant};
-
 use checkout_domain::session::{PaymentSession, SessionState};
 use checkout_domain::usecases::PaymentResult;
 use checkout_domain::SvcCode;

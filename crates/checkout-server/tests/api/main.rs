@@ -10,6 +10,7 @@ mod auth;
 mod bearer;
 mod errors;
 mod openapi;
+mod operator;
 mod payment_link;
 mod start_payment;
 mod status;
