@@ -55,17 +55,22 @@ fn is_json(req: &HttpRequest) -> bool {
         .unwrap_or(false)
 }
 
+/// The 400 of a body that is not one JSON object.
+fn not_a_json_object() -> ApiError {
+    let mut errors = ValidationErrors::new();
+    errors.add("Body", "The request body is not a valid JSON object.");
+    ApiError::from(errors)
+}
+
 /// Parses `bytes` as `T`, naming the failing field.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     // Every body of the API is an object; anything else would be reported under a
     // meaningless path such as `[0]`.
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        let mut errors = ValidationErrors::new();
-        errors.add("Body", "The request body is not a valid JSON object.");
-        return Err(ApiError::from(errors));
+        return Err(not_a_json_object());
     }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let mut errors = ValidationErrors::new();
@@ -79,7 +84,10 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             );
         }
         ApiError::from(errors)
-    })
+    })?;
+    // Only white space may follow the object (`{} x` is not JSON).
+    de.end().map_err(|_| not_a_json_object())?;
+    Ok(value)
 }
 
 impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
@@ -129,5 +137,20 @@ mod tests {
             "Items[0].CurrencyCode"
         );
         assert_eq!(pascal_case_path("client_id"), "ClientId");
+    }
+
+    /// Found by `cargo fuzz` (start_payment_body): bytes after the object were ignored.
+    #[test]
+    fn text_after_the_object_is_refused() {
+        for body in [&b"{}\""[..], b"{\n\n}\xff\xff", b"{\"culture\":\"es\"} {}"] {
+            let error = parse_json::<serde_json::Value>(body).err();
+            let Some(ApiError::Checkout(checkout_domain::CheckoutError::Validation(errors))) =
+                error
+            else {
+                panic!("accepted {body:?}");
+            };
+            assert!(errors.messages("Body").is_some());
+        }
+        assert!(parse_json::<serde_json::Value>(b" {} \r\n\t").is_ok());
     }
 }
