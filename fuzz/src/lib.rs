@@ -27,7 +27,7 @@ pub fn luhn(digits: &[u8]) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// ISO 4217 currencies without minor units (the rest have 2, except [`THREE_DECIMALS`]).
@@ -456,7 +456,7 @@ mod tests {
         let e = Exact::parse_json_number("-12.500e1").unwrap();
         assert_eq!((e.negative, e.digits.as_str(), e.exp), (true, "125", -0));
         assert_eq!(Exact::parse_json_number("0.000").unwrap().digits, "");
-        assert_eq!(Exact::parse_json_number("1.").is_none(), true);
+        assert!(Exact::parse_json_number("1.").is_none());
         let d = Decimal::new(1050, 2);
         assert_eq!(Exact::of(d), Exact::parse_json_number("10.5").unwrap());
         assert!(luhn(&[4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2]));
