@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use crate::problem::ApiError;
 
 /// The largest JSON body accepted, in bytes.
-pub const MAX_JSON_BODY: usize = 64 * 1024;
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// A deserialized JSON request body.
 #[derive(Debug)]
@@ -96,6 +96,9 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let json = is_json(req);
+        let limit = req
+            .app_data::<web::Data<crate::AppState>>()
+            .map_or(DEFAULT_MAX_BODY_BYTES, |state| state.max_body_bytes);
         let body = web::Bytes::from_request(req, payload);
         Box::pin(async move {
             if !json {
@@ -108,7 +111,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
                 if e.as_response_error().status_code() == StatusCode::PAYLOAD_TOO_LARGE {
                     ApiError::http(
                         StatusCode::PAYLOAD_TOO_LARGE,
-                        format!("The request body is larger than {MAX_JSON_BODY} bytes."),
+                        format!("The request body is larger than {limit} bytes."),
                     )
                 } else {
                     ApiError::http(

@@ -30,6 +30,8 @@ pub struct AppState {
     pub pages: pages::Pages,
     /// Rate limits of the token endpoint.
     pub auth_limits: rate_limit::AuthLimits,
+    /// The largest request body accepted, bytes; a larger one is a 413 ProblemDetails.
+    pub max_body_bytes: usize,
 }
 
 async fn not_found() -> HttpResponse {
@@ -69,9 +71,10 @@ pub fn build_app(
         InitError = (),
     >,
 > {
+    let max_body_bytes = state.max_body_bytes;
     App::new()
         .app_data(state)
-        .app_data(web::PayloadConfig::new(json_body::MAX_JSON_BODY))
+        .app_data(web::PayloadConfig::new(max_body_bytes))
         .wrap(from_fn(request_context::track))
         .service(
             web::resource("/api/public/security/auth")

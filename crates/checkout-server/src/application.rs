@@ -80,6 +80,7 @@ impl Application {
                 settings.security.token_requests_per_client_per_minute,
                 settings.security.token_requests_per_address_per_minute,
             ),
+            max_body_bytes: settings.security.max_body_bytes,
         });
         let workers = settings
             .server

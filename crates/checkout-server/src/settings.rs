@@ -153,6 +153,8 @@ pub struct SecuritySettings {
     pub token_requests_per_client_per_minute: u32,
     /// Token requests a minute per source address (0: no limit).
     pub token_requests_per_address_per_minute: u32,
+    /// The largest request body accepted, bytes (JSON API and card form alike).
+    pub max_body_bytes: usize,
 }
 
 /// Every setting of the server.
@@ -196,7 +198,8 @@ fn defaults() -> Value {
         "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000 },
         "security": {
             "token_requests_per_client_per_minute": 20,
-            "token_requests_per_address_per_minute": 120
+            "token_requests_per_address_per_minute": 120,
+            "max_body_bytes": 65536
         },
         "sandbox": {
             "terminal_number": "SANDBOX-001",
@@ -295,6 +298,9 @@ impl Settings {
                  reconciled",
                 in_flight_ms
             );
+        }
+        if self.security.max_body_bytes < 1024 {
+            bail!("CHECKOUT__SECURITY__MAX_BODY_BYTES must be at least 1024");
         }
         if self.database.pool_size == 0 || self.identity.token_lifetime_seconds == 0 {
             bail!("pool_size and token_lifetime_seconds must be positive");

@@ -19,7 +19,7 @@ use crate::AppState;
         (status = 200, description = "Token issued", body = TokenResponse),
         (status = 400, description = "Missing or invalid fields", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 401, description = "Invalid credentials", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 413, description = "Body larger than 64 KiB", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 413, description = "Body larger than the configured limit (64 KiB by default)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 415, description = "Body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 429, description = "Too many token requests from this client or address; see Retry-After", body = ProblemDetails, content_type = "application/problem+json"),
     )

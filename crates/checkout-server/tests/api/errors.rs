@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::TestServer;
+use crate::support::{Mode, TestServer};
 use crate::{assert_problem, assert_validation, start_body};
 
 #[tokio::test]
@@ -110,6 +110,48 @@ async fn a_body_over_the_limit_is_a_problem_413() {
         &reply,
         413,
         "https://tools.ietf.org/html/rfc7231#section-6.5.11",
+    );
+    assert_eq!(
+        reply.body["detail"],
+        "The request body is larger than 65536 bytes."
+    );
+}
+
+#[tokio::test]
+async fn the_body_limit_is_a_setting() {
+    let server = TestServer::start(
+        "err-413-setting",
+        Mode::Sandbox,
+        &[("CHECKOUT__SECURITY__MAX_BODY_BYTES", "2048")],
+    )
+    .await;
+    let token = server.token().await;
+    // Line items of 200 characters each: 5 fit in 2048 bytes, 12 do not.
+    let with_items = |reference: &str, n: usize| {
+        let mut body = start_body(reference);
+        let item = json!({ "itemCode": "SKU", "quantity": 1, "description": "x".repeat(200),
+                           "amount": 1.00, "currencyCode": "USD" });
+        body["items"] = json!(vec![item; n]);
+        body
+    };
+    let body = with_items("LIMIT-1", 5);
+    assert!(body.to_string().len() < 2048);
+    let under = server
+        .post("/pay/api/start-payment", Some(&token), &body)
+        .await;
+    assert_eq!(under.status, 200, "{}", under.body);
+    let body = with_items("LIMIT-2", 12);
+    let over = server
+        .post("/pay/api/start-payment", Some(&token), &body)
+        .await;
+    assert_problem(
+        &over,
+        413,
+        "https://tools.ietf.org/html/rfc7231#section-6.5.11",
+    );
+    assert_eq!(
+        over.body["detail"],
+        "The request body is larger than 2048 bytes."
     );
 }
 
