@@ -44,6 +44,17 @@ async fn status_record(server: &TestServer, id: &str) -> Value {
     reply.body
 }
 
+/// The status, `Location` and body of an answer to the card form.
+async fn read_answer(response: reqwest::Response) -> (StatusCode, Option<String>, String) {
+    let status = response.status();
+    let location = response
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (status, location, response.text().await.unwrap_or_default())
+}
+
 /// What one answer to the card form says the payment's state is: the `state` of the merchant
 /// redirect, or the `data-state` of a result page.
 fn state_shown(status: StatusCode, location: Option<&str>, body: &str) -> String {
@@ -80,14 +91,8 @@ async fn twenty_simultaneous_card_submissions_authorise_once_and_agree_on_the_st
                 let (form, http, barrier) = (form.clone(), server.http.clone(), barrier.clone());
                 tokio::spawn(async move {
                     barrier.wait().await;
-                    let response = form.submit(&http, APPROVED_CARD).await;
-                    let status = response.status();
-                    let location = response
-                        .headers()
-                        .get("location")
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_owned);
-                    let body = response.text().await.unwrap_or_default();
+                    let (status, location, body) =
+                        read_answer(form.submit(&http, APPROVED_CARD).await).await;
                     (status, state_shown(status, location.as_deref(), &body))
                 })
             })
@@ -212,13 +217,7 @@ async fn submit(server: &TestServer, label: &str) -> (String, CardForm, Submissi
     let started = Instant::now();
     let response = form.submit(&server.http, APPROVED_CARD).await;
     let took = started.elapsed();
-    let status = response.status();
-    let location = response
-        .headers()
-        .get("location")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let body = response.text().await.unwrap_or_default();
+    let (status, location, body) = read_answer(response).await;
     let state = status_record(server, &id).await["state"]
         .as_str()
         .unwrap()
