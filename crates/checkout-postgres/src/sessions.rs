@@ -8,7 +8,7 @@ use checkout_domain::session::{PaymentAttempt, PaymentSession, SessionState};
 use checkout_domain::values::{MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::Bool;
+use diesel::sql_types::{self, Array, BigInt, Bool, Integer, Nullable, Numeric, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -57,6 +57,49 @@ async fn children(
     tokio::try_join!(items, charges)
 }
 
+/// Inserts the items of session `id` in one statement whose text does not depend on how many
+/// there are (`INSERT ... SELECT ... FROM unnest(arrays)`), so that diesel caches it as a
+/// prepared statement; a multi-row `VALUES` list would be parsed and planned anew each time.
+async fn insert_items(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    items: &[ItemRow],
+) -> QueryResult<()> {
+    diesel::sql_query(
+        "INSERT INTO session_items (session_id, position, item_code, quantity, description, amount) \
+         SELECT $1, u.* FROM unnest($2::int4[], $3::text[], $4::int8[], $5::text[], $6::numeric[]) \
+         AS u(position, item_code, quantity, description, amount)",
+    )
+    .bind::<sql_types::Uuid, _>(id)
+    .bind::<Array<Integer>, _>(items.iter().map(|i| i.position).collect::<Vec<_>>())
+    .bind::<Array<Nullable<Text>>, _>(items.iter().map(|i| i.item_code.as_deref()).collect::<Vec<_>>())
+    .bind::<Array<BigInt>, _>(items.iter().map(|i| i.quantity).collect::<Vec<_>>())
+    .bind::<Array<Nullable<Text>>, _>(items.iter().map(|i| i.description.as_deref()).collect::<Vec<_>>())
+    .bind::<Array<Numeric>, _>(items.iter().map(|i| i.amount).collect::<Vec<_>>())
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Inserts the charges of session `id` in one cached statement, like [`insert_items`].
+async fn insert_charges(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    charges: &[ChargeRow],
+) -> QueryResult<()> {
+    diesel::sql_query(
+        "INSERT INTO session_charges (session_id, position, name, amount) \
+         SELECT $1, u.* FROM unnest($2::int4[], $3::text[], $4::numeric[]) AS u(position, name, amount)",
+    )
+    .bind::<sql_types::Uuid, _>(id)
+    .bind::<Array<Integer>, _>(charges.iter().map(|c| c.position).collect::<Vec<_>>())
+    .bind::<Array<Nullable<Text>>, _>(charges.iter().map(|c| c.name.as_deref()).collect::<Vec<_>>())
+    .bind::<Array<Numeric>, _>(charges.iter().map(|c| c.amount).collect::<Vec<_>>())
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
 /// The guarded move of one session: `WHERE id = $id AND state = $from`.
 async fn move_state(
     conn: &mut AsyncPgConnection,
@@ -100,16 +143,10 @@ impl SessionRepository for PgStore {
                     .execute(conn)
                     .await?;
                 if !items.is_empty() {
-                    diesel::insert_into(session_items::table)
-                        .values(&items)
-                        .execute(conn)
-                        .await?;
+                    insert_items(conn, row.id, &items).await?;
                 }
                 if !charges.is_empty() {
-                    diesel::insert_into(session_charges::table)
-                        .values(&charges)
-                        .execute(conn)
-                        .await?;
+                    insert_charges(conn, row.id, &charges).await?;
                 }
                 Ok::<_, diesel::result::Error>(())
             })
