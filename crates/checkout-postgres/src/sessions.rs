@@ -325,6 +325,20 @@ impl SessionRepository for PgStore {
         .context("expiring due sessions")?;
         Ok(u64::try_from(moved).unwrap_or_default())
     }
+
+    async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
+        let mut conn = self.conn().await?;
+        // The session row only: one statement, one round trip.
+        payment_sessions::table
+            .find(id.as_uuid())
+            .select(SessionRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .with_context(|| format!("reading payment session {id}"))?
+            .map(|row| session_from_rows(row, Vec::new(), Vec::new()))
+            .transpose()
+    }
 }
 
 #[cfg(test)]

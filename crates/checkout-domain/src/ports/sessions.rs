@@ -80,4 +80,13 @@ pub trait SessionRepository: Send + Sync {
     /// Moves every Pending session whose `expires_at` is at or before `now` to Expired;
     /// returns how many moved.
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64>;
+
+    /// The session with this id like [`get`](Self::get), but its items and charges MAY be
+    /// left empty: for reads that show neither (the merchant's status record), so that an
+    /// adapter can read one row instead of three. `None` when there is none.
+    ///
+    /// The default reads the whole session with [`get`](Self::get).
+    async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
+        self.get(id).await
+    }
 }

@@ -108,6 +108,33 @@ async fn optional_fields_may_be_absent() {
 }
 
 #[tokio::test]
+async fn get_without_lines_reads_the_session_without_its_items_and_charges() {
+    let (_db, store) = database().await;
+    let s = full_checkout_session("T-1", "ORDER-8");
+    assert!(!s.items.is_empty() && !s.charges.is_empty());
+    store.insert(&s).await.unwrap();
+
+    let read = store
+        .get_without_lines(s.id)
+        .await
+        .unwrap()
+        .expect("stored");
+    assert!(read.items.is_empty());
+    assert!(read.charges.is_empty());
+    let mut expected = s.clone();
+    expected.items.clear();
+    expected.charges.clear();
+    assert_eq!(read, expected);
+    assert_eq!(
+        store
+            .get_without_lines(SessionId::from_random_bytes(random_bytes()))
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
 async fn the_largest_session_keeps_every_item_and_charge_in_order() {
     let (_db, store) = database().await;
     let mut s = full_checkout_session("T-1", "ORDER-9");
