@@ -165,15 +165,7 @@ fn page(c: &mut Criterion) {
         b.iter(|| render::html(&tera, StatusCode::OK, "pay.html", black_box(&one), &csp))
     });
     group.bench_function("checkout_100_items", |b| {
-        b.iter(|| {
-            render::html(
-                &tera,
-                StatusCode::OK,
-                "pay.html",
-                black_box(&hundred),
-                &csp,
-            )
-        })
+        b.iter(|| render::html(&tera, StatusCode::OK, "pay.html", black_box(&hundred), &csp))
     });
     group.finish();
 }
