@@ -7,9 +7,12 @@ use checkout_domain::ports::{InsertError, SessionRepository};
 use checkout_domain::session::{PaymentAttempt, PaymentSession, SessionState};
 use checkout_domain::values::{MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{self, Array, BigInt, Bool, Integer, Nullable, Numeric, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -57,44 +60,109 @@ async fn children(
     tokio::try_join!(items, charges)
 }
 
-/// Inserts the items of session `id` in one statement whose text does not depend on how many
-/// there are (`INSERT ... SELECT ... FROM unnest(arrays)`), so that diesel caches it as a
-/// prepared statement; a multi-row `VALUES` list would be parsed and planned anew each time.
+/// Every item of one session in one statement whose text does not depend on how many there
+/// are: `INSERT INTO session_items (...) SELECT $1, u.* FROM unnest($2, ..., $6) AS u(...)`,
+/// one array per column. Its static query id lets diesel cache it as a prepared statement;
+/// `sql_query` is never cached, and a multi-row `VALUES` list changes with the row count.
+struct InsertItems<'a> {
+    session_id: Uuid,
+    positions: Vec<i32>,
+    codes: Vec<Option<&'a str>>,
+    quantities: Vec<i64>,
+    descriptions: Vec<Option<&'a str>>,
+    amounts: Vec<Decimal>,
+}
+
+/// Every additional charge of one session in one cached statement, like [`InsertItems`].
+struct InsertCharges<'a> {
+    session_id: Uuid,
+    positions: Vec<i32>,
+    names: Vec<Option<&'a str>>,
+    amounts: Vec<Decimal>,
+}
+
+/// The static query ids of [`InsertItems`] and [`InsertCharges`] (their SQL never changes).
+struct InsertItemsId;
+struct InsertChargesId;
+
+impl QueryId for InsertItems<'_> {
+    type QueryId = InsertItemsId;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryId for InsertCharges<'_> {
+    type QueryId = InsertChargesId;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Pg> for InsertItems<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO session_items \
+             (session_id, position, item_code, quantity, description, amount) SELECT ",
+        );
+        out.push_bind_param::<sql_types::Uuid, _>(&self.session_id)?;
+        out.push_sql(", u.* FROM unnest(");
+        out.push_bind_param::<Array<Integer>, _>(&self.positions)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.codes)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<BigInt>, _>(&self.quantities)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.descriptions)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Numeric>, _>(&self.amounts)?;
+        out.push_sql(") AS u (position, item_code, quantity, description, amount)");
+        Ok(())
+    }
+}
+
+impl QueryFragment<Pg> for InsertCharges<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("INSERT INTO session_charges (session_id, position, name, amount) SELECT ");
+        out.push_bind_param::<sql_types::Uuid, _>(&self.session_id)?;
+        out.push_sql(", u.* FROM unnest(");
+        out.push_bind_param::<Array<Integer>, _>(&self.positions)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.names)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Numeric>, _>(&self.amounts)?;
+        out.push_sql(") AS u (position, name, amount)");
+        Ok(())
+    }
+}
+
+/// Inserts the items of session `id` with one cached statement ([`InsertItems`]).
 async fn insert_items(
     conn: &mut AsyncPgConnection,
     id: Uuid,
     items: &[ItemRow],
 ) -> QueryResult<()> {
-    diesel::sql_query(
-        "INSERT INTO session_items (session_id, position, item_code, quantity, description, amount) \
-         SELECT $1, u.* FROM unnest($2::int4[], $3::text[], $4::int8[], $5::text[], $6::numeric[]) \
-         AS u(position, item_code, quantity, description, amount)",
-    )
-    .bind::<sql_types::Uuid, _>(id)
-    .bind::<Array<Integer>, _>(items.iter().map(|i| i.position).collect::<Vec<_>>())
-    .bind::<Array<Nullable<Text>>, _>(items.iter().map(|i| i.item_code.as_deref()).collect::<Vec<_>>())
-    .bind::<Array<BigInt>, _>(items.iter().map(|i| i.quantity).collect::<Vec<_>>())
-    .bind::<Array<Nullable<Text>>, _>(items.iter().map(|i| i.description.as_deref()).collect::<Vec<_>>())
-    .bind::<Array<Numeric>, _>(items.iter().map(|i| i.amount).collect::<Vec<_>>())
+    InsertItems {
+        session_id: id,
+        positions: items.iter().map(|i| i.position).collect(),
+        codes: items.iter().map(|i| i.item_code.as_deref()).collect(),
+        quantities: items.iter().map(|i| i.quantity).collect(),
+        descriptions: items.iter().map(|i| i.description.as_deref()).collect(),
+        amounts: items.iter().map(|i| i.amount).collect(),
+    }
     .execute(conn)
     .await
     .map(drop)
 }
 
-/// Inserts the charges of session `id` in one cached statement, like [`insert_items`].
+/// Inserts the charges of session `id` with one cached statement ([`InsertCharges`]).
 async fn insert_charges(
     conn: &mut AsyncPgConnection,
     id: Uuid,
     charges: &[ChargeRow],
 ) -> QueryResult<()> {
-    diesel::sql_query(
-        "INSERT INTO session_charges (session_id, position, name, amount) \
-         SELECT $1, u.* FROM unnest($2::int4[], $3::text[], $4::numeric[]) AS u(position, name, amount)",
-    )
-    .bind::<sql_types::Uuid, _>(id)
-    .bind::<Array<Integer>, _>(charges.iter().map(|c| c.position).collect::<Vec<_>>())
-    .bind::<Array<Nullable<Text>>, _>(charges.iter().map(|c| c.name.as_deref()).collect::<Vec<_>>())
-    .bind::<Array<Numeric>, _>(charges.iter().map(|c| c.amount).collect::<Vec<_>>())
+    InsertCharges {
+        session_id: id,
+        positions: charges.iter().map(|c| c.position).collect(),
+        names: charges.iter().map(|c| c.name.as_deref()).collect(),
+        amounts: charges.iter().map(|c| c.amount).collect(),
+    }
     .execute(conn)
     .await
     .map(drop)
