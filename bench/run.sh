@@ -10,7 +10,9 @@
 # 3. measures the database's ceiling with pgbench on that cluster: single-row INSERTs into the
 #    real payment_sessions table (the migration's own DDL) and point SELECTs by primary key;
 # 4. starts the release server on the same cluster and drives it with wrk: start-payment,
-#    payment status, token issuance;
+#    payment status, payment status again while payments wait on a slow card processor (the
+#    sandbox processor made BENCH_PROCESSOR_DELAY_MS slow, BENCH_SLOW_PAYERS payments in
+#    flight through the hosted page, bench/payer.sh), token issuance;
 # 5. prints one table (also written to bench/results/latest.md) with the targets next to the
 #    numbers. Everything is stopped and removed on exit.
 #
@@ -21,6 +23,8 @@
 #   BENCH_THREADS         pgbench -j and wrk -t (default 2)
 #   BENCH_SELECT_ROWS     rows pre-filled for the pgbench SELECT (default 100000)
 #   BENCH_BUILD_NICE      niceness of the cargo build (default 0)
+#   BENCH_PROCESSOR_DELAY_MS  how slow the sandbox card processor is made (default 2000)
+#   BENCH_SLOW_PAYERS     payments kept in flight during the slow-processor status run (default 16)
 #   CHECKOUT_BIN          a prebuilt `checkout` binary to use instead of building one
 #   CARGO_TARGET_DIR      default $HOME/.cache/hosted-checkout/target
 #
@@ -35,6 +39,8 @@ WARMUP="${BENCH_WARMUP_SECONDS:-3}"
 CLIENTS="${BENCH_CLIENTS:-32}"
 THREADS="${BENCH_THREADS:-2}"
 SELECT_ROWS="${BENCH_SELECT_ROWS:-100000}"
+PROCESSOR_DELAY_MS="${BENCH_PROCESSOR_DELAY_MS:-2000}"
+SLOW_PAYERS="${BENCH_SLOW_PAYERS:-16}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hosted-checkout/target}"
 
 log() { echo "== $*" >&2; }
@@ -100,10 +106,15 @@ if [[ "$(id -u)" == 0 ]]; then
 fi
 PGDATA="$WORK/pg"
 SERVER_PID=""
+PAYER_PIDS=()
 
 cleanup() {
     local status=$?
     trap - EXIT INT TERM
+    if ((${#PAYER_PIDS[@]})); then
+        kill "${PAYER_PIDS[@]}" 2>/dev/null || true
+        wait "${PAYER_PIDS[@]}" 2>/dev/null || true
+    fi
     if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill -TERM "$SERVER_PID" 2>/dev/null || true
         wait "$SERVER_PID" 2>/dev/null || true
@@ -207,6 +218,8 @@ SECRET="bench-secret-$RANDOM$RANDOM"
 export DATABASE_URL="postgres://postgres@/checkout?host=$WORK&port=5432"
 export CHECKOUT__SERVER__PORT=0 CHECKOUT__DATA_DIR="$WORK/server"
 export CHECKOUT__SANDBOX__CLIENT_SECRET="$SECRET" RUST_LOG=warn
+# Only card payments wait on the processor: the other runs make none.
+export CHECKOUT__PROCESSOR__SANDBOX_DELAY_MS="$PROCESSOR_DELAY_MS"
 # The token run measures Argon2id throughput, not the abuse limits: lift them here.
 export CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_CLIENT_PER_MINUTE=0
 export CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE=0
@@ -281,12 +294,37 @@ run_wrk() {
 
 run_wrk START "$BENCH_DIR/start-payment.lua" "$TOKEN" "$RUN_PREFIX"
 run_wrk STATUS "$BENCH_DIR/status.lua" "$TOKEN" "$SESSION_ID"
+
+# The same status run while SLOW_PAYERS payers each keep a card payment waiting on the slow
+# processor. They start first, so that payments are in flight before wrk's warm-up; their
+# curl processes share the cores too (they show in the "other" CPU column).
+PAYMENTS="$WORK/payments.txt"
+: >"$PAYMENTS"
+log "$SLOW_PAYERS payers through the hosted page, processor ${PROCESSOR_DELAY_MS} ms slow"
+for i in $(seq 1 "$SLOW_PAYERS"); do
+    "$BENCH_DIR/payer.sh" "$BASE" "$TOKEN" "$RUN_PREFIX-pay$i" "$PAYMENTS" &
+    PAYER_PIDS+=($!)
+done
+sleep 3
+PAYMENTS_BEFORE="$(wc -l <"$PAYMENTS")"
+run_wrk STATUS_SLOW "$BENCH_DIR/status.lua" "$TOKEN" "$SESSION_ID"
+PAYMENTS_DURING="$(($(wc -l <"$PAYMENTS") - PAYMENTS_BEFORE))"
+kill "${PAYER_PIDS[@]}" 2>/dev/null || true
+wait "${PAYER_PIDS[@]}" 2>/dev/null || true
+PAYER_PIDS=()
+# Payments as the payers saw them: form posts answered 303 (the redirect to the merchant after
+# an approval), other answers, and the median time of a form post.
+PAYMENTS_303="$(grep -c '^303 ' "$PAYMENTS" || true)"
+PAYMENTS_OTHER="$(($(wc -l <"$PAYMENTS") - PAYMENTS_303))"
+PAYMENT_MEDIAN_S="$(awk '$1 == 303 { print $2 }' "$PAYMENTS" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)]; else print "n/a" }')"
+log "payments: $PAYMENTS_303 answered 303 (median form post ${PAYMENT_MEDIAN_S} s), $PAYMENTS_OTHER otherwise; $PAYMENTS_DURING finished during the measured run"
 run_wrk TOKEN "$BENCH_DIR/token.lua" "$CLIENT_ID" "$SECRET"
 
 # --- 6. peak memory ------------------------------------------------------------------------
 
 # The server's peak RSS over the whole run is its VmHWM after the last run (TOKEN_HWM_MB);
-# STATUS_HWM_MB is the peak before token issuance started.
+# STATUS_SLOW_HWM_MB is the peak before token issuance started.
 RSS_MB="$TOKEN_HWM_MB"
 LOAD_AFTER="$(loadavg)" COMPILERS_AFTER="$(compilers)"
 kill -0 "$SERVER_PID" 2>/dev/null || die "the server died during the run"
@@ -298,8 +336,9 @@ calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 
 START_RATIO="$(calc %.2f "$START_RPS / $PG_INSERT_TPS")"
 STATUS_RATIO="$(calc %.2f "$STATUS_RPS / $PG_SELECT_TPS")"
+SLOW_RATIO="$(calc %.2f "$STATUS_SLOW_P99 / $STATUS_P99")"
 errors=0
-for name in START STATUS TOKEN; do
+for name in START STATUS STATUS_SLOW TOKEN; do
     n2="${name}_NON2XX" se="${name}_SOCKET_ERRORS"
     errors=$((errors + ${!n2} + ${!se}))
 done
@@ -326,13 +365,23 @@ table() {
         "$(ok "$STATUS_P99 < 10")"
     row "status non-2xx / socket errors" "$STATUS_NON2XX / $STATUS_SOCKET_ERRORS" "0" \
         "$(ok "$STATUS_NON2XX + $STATUS_SOCKET_ERRORS == 0")"
+    row "status p50 / p99, processor ${PROCESSOR_DELAY_MS} ms slow, $SLOW_PAYERS payments in flight" \
+        "$STATUS_SLOW_P50 / **$STATUS_SLOW_P99** ms = **$SLOW_RATIO** x normal p99" \
+        "p99 ≤ 1.5 x normal = $(calc %.2f "1.5 * $STATUS_P99") ms" "$(ok "$SLOW_RATIO <= 1.5")"
+    row "status throughput, processor slow" "$(calc %.0f "$STATUS_SLOW_RPS") req/s" "(none)" ""
+    row "status non-2xx / socket errors, processor slow" \
+        "$STATUS_SLOW_NON2XX / $STATUS_SLOW_SOCKET_ERRORS" "0" \
+        "$(ok "$STATUS_SLOW_NON2XX + $STATUS_SLOW_SOCKET_ERRORS == 0")"
+    row "payments by the payers: 303 / other answers (median form post)" \
+        "$PAYMENTS_303 / $PAYMENTS_OTHER ($PAYMENT_MEDIAN_S s); $PAYMENTS_DURING during the measured run" \
+        "all 303" "$(ok "$PAYMENTS_OTHER == 0 && $PAYMENTS_303 > 0")"
     row "token throughput" "$(calc %.0f "$TOKEN_RPS") req/s" "(none)" ""
     row "token latency p50 / p99" "$TOKEN_P50 / $TOKEN_P99 ms" "(none)" ""
     row "token non-2xx / socket errors" "$TOKEN_NON2XX / $TOKEN_SOCKET_ERRORS" "0" \
         "$(ok "$TOKEN_NON2XX + $TOKEN_SOCKET_ERRORS == 0")"
     row "server peak RSS (VmHWM), whole run" "**$RSS_MB** MB" "< 100 MB" "$(ok "$RSS_MB < 100")"
-    row "server peak RSS before the token run" "$STATUS_HWM_MB MB" "< 100 MB" \
-        "$(ok "$STATUS_HWM_MB < 100")"
+    row "server peak RSS before the token run" "$STATUS_SLOW_HWM_MB MB" "< 100 MB" \
+        "$(ok "$STATUS_SLOW_HWM_MB < 100")"
 }
 
 cpu_table() {
@@ -342,13 +391,14 @@ cpu_table() {
     row "pgbench SELECT" "$CPU_SELECT"
     row "wrk start-payment" "$CPU_START"
     row "wrk status" "$CPU_STATUS"
+    row "wrk status, processor slow (+ payers)" "$CPU_STATUS_SLOW"
     row "wrk token" "$CPU_TOKEN"
 }
 
 errors_note() {
     if ((errors > 0)); then
         echo "**THIS RUN HAD ERRORS**: $errors requests were not answered 2xx or failed on the socket."
-        for name in START STATUS TOKEN; do
+        for name in START STATUS STATUS_SLOW TOKEN; do
             local fe="${name}_FIRST_ERROR"
             if [[ -n "${!fe}" ]]; then echo "- first error of $name: \`${!fe}\`"; fi
         done

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod cache;
 mod config;
 mod jwks;
 mod keys;
@@ -7,11 +8,12 @@ mod provider;
 mod secrets;
 mod tokens;
 
+pub use cache::DEFAULT_TOKEN_CACHE_CAPACITY;
 pub use config::{Environment, IdentityConfig};
 pub use keys::{KeySet, SigningKey, VerifyingKey};
 pub use provider::BuiltinIdentity;
 pub use secrets::{
     generate_client_id, generate_secret, hash_secret, try_generate_client_id, try_generate_secret,
-    verify_secret,
+    verify_secret, verify_secret_with_memory, HashingMemory,
 };
 pub use tokens::CLOCK_LEEWAY_SECS;

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::num::NonZeroUsize;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::anyhow;
 use async_trait::async_trait;
@@ -16,10 +16,11 @@ use jsonwebtoken::Validation;
 use time::OffsetDateTime;
 use tokio::sync::Semaphore;
 
+use crate::cache::{token_key, VerifiedTokens, DEFAULT_TOKEN_CACHE_CAPACITY};
 use crate::config::IdentityConfig;
 use crate::keys::KeySet;
-use crate::secrets::{random_bytes, verify_secret, DUMMY_HASH};
-use crate::tokens::{self, AccessClaims};
+use crate::secrets::{random_bytes, verify_secret_with_memory, HashingMemory, DUMMY_HASH};
+use crate::tokens::{self, AccessClaims, MAX_TOKEN_LEN};
 
 /// Longer client secrets are refused without being hashed (ours are 43 characters).
 const MAX_SECRET_LEN: usize = 1024;
@@ -29,14 +30,24 @@ const MAX_SECRET_LEN: usize = 1024;
 ///
 /// Argon2 runs on tokio's blocking pool, at most
 /// [`with_max_concurrent_verifications`](Self::with_max_concurrent_verifications) at a time
-/// (one per CPU by default; each takes 19 MiB), so a burst of token requests neither stalls
-/// the async workers nor exhausts memory. It needs a tokio runtime (actix-web's is one).
+/// (one per CPU by default), so a burst of token requests neither stalls the async workers
+/// nor exhausts memory. Each of those permits has its own block of Argon2 memory (19 MiB),
+/// allocated by its first use and reused by every later verification, so the process holds
+/// at most permits × 19 MiB for hashing, instead of leaving freed 19 MiB blocks in the
+/// allocator's per-thread heaps. It needs a tokio runtime (actix-web's is one).
+///
+/// Verified bearer tokens are kept in a small bounded cache until their `exp` (see
+/// [`with_token_cache_capacity`](Self::with_token_cache_capacity)), so that a token reused
+/// for its lifetime pays the signature check once.
 pub struct BuiltinIdentity {
     config: IdentityConfig,
     keys: KeySet,
     clients: Arc<dyn ClientStore>,
     validation: Validation,
     hashing: Arc<Semaphore>,
+    /// One Argon2 memory per permit of `hashing`, taken by a verification while it runs.
+    hashing_memory: Arc<Mutex<Vec<HashingMemory>>>,
+    verified: VerifiedTokens,
 }
 
 impl BuiltinIdentity {
@@ -50,6 +61,8 @@ impl BuiltinIdentity {
             keys,
             clients,
             hashing: Arc::new(Semaphore::new(cpus)),
+            hashing_memory: Arc::new(Mutex::new(Vec::new())),
+            verified: VerifiedTokens::new(DEFAULT_TOKEN_CACHE_CAPACITY),
         }
     }
 
@@ -57,6 +70,18 @@ impl BuiltinIdentity {
     /// Zero counts as one.
     pub fn with_max_concurrent_verifications(mut self, max: usize) -> Self {
         self.hashing = Arc::new(Semaphore::new(max.max(1)));
+        self.hashing_memory = Arc::new(Mutex::new(Vec::new()));
+        self
+    }
+
+    /// Keeps at most `capacity` verified bearer tokens (by their SHA-256, never the token),
+    /// each until its `exp` and never longer; 0 turns the cache off. The default is 1024.
+    ///
+    /// The cache answers exactly what the full verification would: that never consults the
+    /// client store either, so a token of a client deactivated after issuance stays valid
+    /// until its `exp` with or without the cache.
+    pub fn with_token_cache_capacity(mut self, capacity: usize) -> Self {
+        self.verified = VerifiedTokens::new(capacity);
         self
     }
 
@@ -94,16 +119,32 @@ impl BuiltinIdentity {
         } else {
             Secret::new("")
         };
-        let _permit = self
-            .hashing
-            .acquire()
+        // The permit moves into the blocking task and is released only when the hash is
+        // done, even if this request is dropped meanwhile (a client that disconnects), so
+        // that no more verifications run than there are permits.
+        let permit = Arc::clone(&self.hashing)
+            .acquire_owned()
             .await
             .map_err(|e| anyhow!("the secret verification limiter is closed: {e}"))?;
-        let matches = tokio::task::spawn_blocking(move || verify_secret(&hash, secret.expose()))
-            .await
-            .map_err(|e| anyhow!("secret verification did not finish: {e}"))?;
+        // With a permit, one of the memories is free (or not yet allocated): at most one per
+        // permit ever exists. A verification that panics loses its memory, and a later one
+        // allocates anew, so the bound holds.
+        let memories = Arc::clone(&self.hashing_memory);
+        let matches = tokio::task::spawn_blocking(move || {
+            let mut memory = lock(&memories).pop().unwrap_or_default();
+            let matches = verify_secret_with_memory(&hash, secret.expose(), &mut memory);
+            lock(&memories).push(memory);
+            drop(permit);
+            matches
+        })
+        .await
+        .map_err(|e| anyhow!("secret verification did not finish: {e}"))?;
         Ok(client.filter(|_| matches))
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl fmt::Debug for BuiltinIdentity {
@@ -153,7 +194,13 @@ impl IdentityProvider for BuiltinIdentity {
     }
 
     async fn verify(&self, token: &str) -> Result<Claims, IdentityError> {
-        tokens::verify(
+        let now = OffsetDateTime::now_utc();
+        // Oversized strings are refused by the full verification before any hashing.
+        let key = (token.len() <= MAX_TOKEN_LEN).then(|| token_key(token));
+        if let Some(claims) = key.as_ref().and_then(|key| self.verified.get(key, now)) {
+            return Ok(claims);
+        }
+        let claims = tokens::verify(
             &self.keys,
             &self.validation,
             self.config.environment.as_str(),
@@ -162,6 +209,10 @@ impl IdentityProvider for BuiltinIdentity {
         .map_err(|refusal| {
             tracing::debug!(?refusal, "bearer token refused");
             IdentityError::Rejected(refusal.failure())
-        })
+        })?;
+        if let Some(key) = key {
+            self.verified.insert(key, &claims, now);
+        }
+        Ok(claims)
     }
 }

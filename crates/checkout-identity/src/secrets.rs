@@ -2,8 +2,8 @@
 //! random secrets and client ids.
 
 use anyhow::anyhow;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use argon2::Argon2;
+use argon2::password_hash::{Output, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use checkout_domain::auth::Secret;
@@ -53,6 +53,89 @@ pub fn verify_secret(hash: &str, secret: &str) -> bool {
     }
 }
 
+/// Argon2 working memory that [`verify_secret_with_memory`] reuses from one verification to
+/// the next, instead of allocating (and faulting in) a fresh block of tens of MiB each time.
+#[derive(Default)]
+pub struct HashingMemory {
+    blocks: Vec<Block>,
+}
+
+impl HashingMemory {
+    /// Empty: the blocks are allocated by the first verification that needs them.
+    pub fn new() -> Self {
+        HashingMemory::default()
+    }
+
+    /// The bytes held.
+    pub fn size_bytes(&self) -> usize {
+        self.blocks.len() * Block::SIZE
+    }
+}
+
+impl std::fmt::Debug for HashingMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the blocks' content: it is derived from a secret.
+        f.debug_struct("HashingMemory")
+            .field("bytes", &self.size_bytes())
+            .finish()
+    }
+}
+
+/// The most Argon2 memory a [`HashingMemory`] keeps between verifications: the default cost
+/// (19 MiB), that of every hash made by [`hash_secret`]. A stored hash with a larger memory
+/// cost is verified in a block allocated for that call alone.
+const KEPT_BLOCKS: usize = Params::DEFAULT_M_COST as usize;
+
+/// Like [`verify_secret`], but Argon2 works in `memory`, which grows once to the hash's
+/// memory cost (up to 19 MiB) and is kept for the next call. The result is compared with the
+/// stored one in constant time (`password_hash::Output`'s equality). A malformed hash never
+/// matches.
+///
+/// Each call overwrites every block it uses, so what a previous verification left in
+/// `memory` never affects the result.
+///
+/// CPU-heavy (tens of milliseconds): call it from a blocking context.
+pub fn verify_secret_with_memory(hash: &str, secret: &str, memory: &mut HashingMemory) -> bool {
+    let Ok(parsed) = PasswordHash::new(hash) else {
+        return false;
+    };
+    let (Some(expected), Some(salt)) = (parsed.hash, parsed.salt) else {
+        return false;
+    };
+    let mut salt_bytes = [0u8; 64];
+    let Ok(salt) = salt.decode_b64(&mut salt_bytes) else {
+        return false;
+    };
+    let Ok(algorithm) = Algorithm::try_from(parsed.algorithm) else {
+        return false;
+    };
+    let version = match parsed.version.map(Version::try_from).transpose() {
+        Ok(version) => version.unwrap_or_default(),
+        Err(_) => return false,
+    };
+    let Ok(params) = Params::try_from(&parsed) else {
+        return false;
+    };
+    let needed = params.block_count();
+    let argon2 = Argon2::new(algorithm, version, params);
+    let mut output = [0u8; Output::MAX_LENGTH];
+    let Some(output) = output.get_mut(..expected.len()) else {
+        return false;
+    };
+    let hashed = if needed <= KEPT_BLOCKS {
+        if memory.blocks.len() < needed {
+            memory.blocks.resize(needed, Block::default());
+        }
+        argon2.hash_password_into_with_memory(secret.as_bytes(), salt, output, &mut memory.blocks)
+    } else {
+        argon2.hash_password_into(secret.as_bytes(), salt, output)
+    };
+    if hashed.is_err() {
+        return false;
+    }
+    Output::new(output).is_ok_and(|computed| computed == expected)
+}
+
 /// A new client secret: 32 random bytes, base64url without padding (43 characters).
 pub fn try_generate_secret() -> anyhow::Result<Secret> {
     Ok(Secret::new(URL_SAFE_NO_PAD.encode(random_bytes::<32>()?)))
@@ -99,6 +182,51 @@ mod tests {
         assert!(verify_secret(&hash, "s3cret"));
         assert!(!verify_secret(&hash, "s3creT"));
         assert!(!verify_secret(&hash, ""));
+    }
+
+    /// `secret` hashed with explicit parameters, in PHC form.
+    fn hash_with(algorithm: Algorithm, m_cost: u32, secret: &str) -> String {
+        let params = Params::new(m_cost, 1, 1, None).unwrap();
+        let salt = SaltString::encode_b64(b"sixteen-byte-slt").unwrap();
+        Argon2::new(algorithm, Version::V0x13, params)
+            .hash_password(secret.as_bytes(), &salt)
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn verifying_in_kept_memory_agrees_with_the_crates_verifier() {
+        let mut memory = HashingMemory::new();
+        let default = hash_secret("s3cret").unwrap();
+        let small = hash_with(Algorithm::Argon2id, 64, "s3cret");
+        let argon2i = hash_with(Algorithm::Argon2i, 64, "s3cret");
+        let larger = hash_with(Algorithm::Argon2id, KEPT_BLOCKS as u32 + 1024, "s3cret");
+        // Each hash twice, in one memory reused across all of them, in an order where a
+        // smaller hash follows a larger one.
+        for hash in [
+            &default, &small, &argon2i, &larger, DUMMY_HASH, &small, &default,
+        ] {
+            for candidate in ["s3cret", "s3creT", ""] {
+                assert_eq!(
+                    verify_secret_with_memory(hash, candidate, &mut memory),
+                    verify_secret(hash, candidate),
+                    "{hash} {candidate:?}"
+                );
+            }
+        }
+        assert!(verify_secret_with_memory(&default, "s3cret", &mut memory));
+        assert!(verify_secret_with_memory(&argon2i, "s3cret", &mut memory));
+        assert!(verify_secret_with_memory(&larger, "s3cret", &mut memory));
+        // The larger hash was verified in memory of its own.
+        assert_eq!(memory.size_bytes(), KEPT_BLOCKS * Block::SIZE);
+        for malformed in [
+            "",
+            "plain:abc",
+            "$argon2id$v=19$garbage",
+            "$scrypt$ln=4,r=8,p=1$c2FsdA$aGFzaA",
+        ] {
+            assert!(!verify_secret_with_memory(malformed, "abc", &mut memory));
+        }
     }
 
     #[test]

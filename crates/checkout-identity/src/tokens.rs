@@ -17,7 +17,7 @@ use crate::keys::{KeySet, SigningKey};
 pub const CLOCK_LEEWAY_SECS: u64 = 30;
 
 /// Longer bearer strings are refused before any parsing. Our tokens are about 500 bytes.
-const MAX_TOKEN_LEN: usize = 8 * 1024;
+pub(crate) const MAX_TOKEN_LEN: usize = 8 * 1024;
 
 /// The claims of an access token. Every one is required when verifying; others are ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

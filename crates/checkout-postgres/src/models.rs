@@ -50,8 +50,14 @@ pub(crate) struct SessionRow {
 }
 
 /// A new `payment_sessions` row, borrowed from the session.
+///
+/// `treat_none_as_default_value = false`: `None` binds NULL instead of writing `DEFAULT`, so
+/// the INSERT's text is the same for every row and diesel caches it as a prepared statement
+/// (with the default, diesel marks the query unsafe to cache). No column of the table has a
+/// default to lose.
 #[derive(Insertable)]
 #[diesel(table_name = payment_sessions, check_for_backend(diesel::pg::Pg))]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct NewSessionRow<'a> {
     pub id: Uuid,
     pub terminal_number: &'a str,
@@ -107,11 +113,10 @@ impl<'a> NewSessionRow<'a> {
     }
 }
 
-/// A `session_items` row.
-#[derive(Debug, Queryable, Selectable, Insertable)]
+/// A `session_items` row, without its `session_id`.
+#[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = session_items, check_for_backend(diesel::pg::Pg))]
 pub(crate) struct ItemRow {
-    pub session_id: Uuid,
     pub position: i32,
     pub item_code: Option<String>,
     pub quantity: i64,
@@ -119,11 +124,10 @@ pub(crate) struct ItemRow {
     pub amount: Decimal,
 }
 
-/// A `session_charges` row.
-#[derive(Debug, Queryable, Selectable, Insertable)]
+/// A `session_charges` row, without its `session_id`.
+#[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = session_charges, check_for_backend(diesel::pg::Pg))]
 pub(crate) struct ChargeRow {
-    pub session_id: Uuid,
     pub position: i32,
     pub name: Option<String>,
     pub amount: Decimal,
@@ -140,7 +144,6 @@ pub(crate) fn item_rows(s: &PaymentSession) -> anyhow::Result<Vec<ItemRow>> {
         .enumerate()
         .map(|(i, item)| {
             Ok(ItemRow {
-                session_id: s.id.as_uuid(),
                 position: position(i)?,
                 item_code: item.code.as_ref().map(|c| c.as_str().to_owned()),
                 quantity: i64::from(item.quantity),
@@ -158,7 +161,6 @@ pub(crate) fn charge_rows(s: &PaymentSession) -> anyhow::Result<Vec<ChargeRow>> 
         .enumerate()
         .map(|(i, charge)| {
             Ok(ChargeRow {
-                session_id: s.id.as_uuid(),
                 position: position(i)?,
                 name: charge.name.as_ref().map(|n| n.as_str().to_owned()),
                 amount: charge.amount.value(),
@@ -299,9 +301,11 @@ pub(crate) struct AttemptRow {
     pub updated_at: OffsetDateTime,
 }
 
-/// A new `payment_attempts` row, borrowed from the attempt.
+/// A new `payment_attempts` row, borrowed from the attempt. `None` binds NULL (no column of
+/// the table has a default but `seq`, which is not written), so the INSERT is cached.
 #[derive(Insertable)]
 #[diesel(table_name = payment_attempts, check_for_backend(diesel::pg::Pg))]
+#[diesel(treat_none_as_default_value = false)]
 pub(crate) struct NewAttemptRow<'a> {
     pub id: Uuid,
     pub session_id: Uuid,

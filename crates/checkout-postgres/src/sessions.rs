@@ -7,9 +7,12 @@ use checkout_domain::ports::{InsertError, SessionRepository};
 use checkout_domain::session::{PaymentAttempt, PaymentSession, SessionState};
 use checkout_domain::values::{MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
+use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::Bool;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::sql_types::{self, Array, BigInt, Bool, Integer, Nullable, Numeric, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -61,6 +64,114 @@ async fn children(
     tokio::try_join!(items, charges)
 }
 
+/// Every item of one session in one statement whose text does not depend on how many there
+/// are: `INSERT INTO session_items (...) SELECT $1, u.* FROM unnest($2, ..., $6) AS u(...)`,
+/// one array per column. Its static query id lets diesel cache it as a prepared statement;
+/// `sql_query` is never cached, and a multi-row `VALUES` list changes with the row count.
+struct InsertItems<'a> {
+    session_id: Uuid,
+    positions: Vec<i32>,
+    codes: Vec<Option<&'a str>>,
+    quantities: Vec<i64>,
+    descriptions: Vec<Option<&'a str>>,
+    amounts: Vec<Decimal>,
+}
+
+/// Every additional charge of one session in one cached statement, like [`InsertItems`].
+struct InsertCharges<'a> {
+    session_id: Uuid,
+    positions: Vec<i32>,
+    names: Vec<Option<&'a str>>,
+    amounts: Vec<Decimal>,
+}
+
+/// The static query ids of [`InsertItems`] and [`InsertCharges`] (their SQL never changes).
+struct InsertItemsId;
+struct InsertChargesId;
+
+impl QueryId for InsertItems<'_> {
+    type QueryId = InsertItemsId;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryId for InsertCharges<'_> {
+    type QueryId = InsertChargesId;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Pg> for InsertItems<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO session_items \
+             (session_id, position, item_code, quantity, description, amount) SELECT ",
+        );
+        out.push_bind_param::<sql_types::Uuid, _>(&self.session_id)?;
+        out.push_sql(", u.* FROM unnest(");
+        out.push_bind_param::<Array<Integer>, _>(&self.positions)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.codes)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<BigInt>, _>(&self.quantities)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.descriptions)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Numeric>, _>(&self.amounts)?;
+        out.push_sql(") AS u (position, item_code, quantity, description, amount)");
+        Ok(())
+    }
+}
+
+impl QueryFragment<Pg> for InsertCharges<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("INSERT INTO session_charges (session_id, position, name, amount) SELECT ");
+        out.push_bind_param::<sql_types::Uuid, _>(&self.session_id)?;
+        out.push_sql(", u.* FROM unnest(");
+        out.push_bind_param::<Array<Integer>, _>(&self.positions)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.names)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Numeric>, _>(&self.amounts)?;
+        out.push_sql(") AS u (position, name, amount)");
+        Ok(())
+    }
+}
+
+/// Inserts the items of session `id` with one cached statement ([`InsertItems`]).
+async fn insert_items(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    items: &[ItemRow],
+) -> QueryResult<()> {
+    InsertItems {
+        session_id: id,
+        positions: items.iter().map(|i| i.position).collect(),
+        codes: items.iter().map(|i| i.item_code.as_deref()).collect(),
+        quantities: items.iter().map(|i| i.quantity).collect(),
+        descriptions: items.iter().map(|i| i.description.as_deref()).collect(),
+        amounts: items.iter().map(|i| i.amount).collect(),
+    }
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Inserts the charges of session `id` with one cached statement ([`InsertCharges`]).
+async fn insert_charges(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    charges: &[ChargeRow],
+) -> QueryResult<()> {
+    InsertCharges {
+        session_id: id,
+        positions: charges.iter().map(|c| c.position).collect(),
+        names: charges.iter().map(|c| c.name.as_deref()).collect(),
+        amounts: charges.iter().map(|c| c.amount).collect(),
+    }
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
 /// The guarded move of one session: `WHERE id = $id AND state = $from`.
 async fn move_state(
     conn: &mut AsyncPgConnection,
@@ -104,16 +215,10 @@ impl SessionRepository for PgStore {
                     .execute(conn)
                     .await?;
                 if !items.is_empty() {
-                    diesel::insert_into(session_items::table)
-                        .values(&items)
-                        .execute(conn)
-                        .await?;
+                    insert_items(conn, row.id, &items).await?;
                 }
                 if !charges.is_empty() {
-                    diesel::insert_into(session_charges::table)
-                        .values(&charges)
-                        .execute(conn)
-                        .await?;
+                    insert_charges(conn, row.id, &charges).await?;
                 }
                 Ok::<_, diesel::result::Error>(())
             })
@@ -309,6 +414,20 @@ impl SessionRepository for PgStore {
             .await
             .context("listing the sessions stale in processing")?;
         Ok(ids.into_iter().map(SessionId::from_uuid).collect())
+    }
+
+    async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
+        let mut conn = self.conn().await?;
+        // The session row only: one statement, one round trip.
+        payment_sessions::table
+            .find(id.as_uuid())
+            .select(SessionRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .with_context(|| format!("reading payment session {id}"))?
+            .map(|row| session_from_rows(row, Vec::new(), Vec::new()))
+            .transpose()
     }
 }
 

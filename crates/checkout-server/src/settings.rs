@@ -107,6 +107,9 @@ pub struct ProcessorSettings {
     pub stripe_api_key: Option<String>,
     /// Timeout of every processor call, milliseconds.
     pub timeout_ms: u64,
+    /// Sandbox processor only: every call waits this long first, milliseconds (default 0).
+    /// For measuring the service with a slow processor (`bench/run.sh`).
+    pub sandbox_delay_ms: u64,
 }
 
 impl std::fmt::Debug for ProcessorSettings {
@@ -119,6 +122,7 @@ impl std::fmt::Debug for ProcessorSettings {
                 &self.stripe_api_key.as_ref().map(|_| "***"),
             )
             .field("timeout_ms", &self.timeout_ms)
+            .field("sandbox_delay_ms", &self.sandbox_delay_ms)
             .finish()
     }
 }
@@ -195,7 +199,7 @@ fn defaults() -> Value {
             "reconcile_sweep_seconds": 15,
             "reconcile_after_seconds": 120
         },
-        "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000 },
+        "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000, "sandbox_delay_ms": 0 },
         "security": {
             "token_requests_per_client_per_minute": 20,
             "token_requests_per_address_per_minute": 120,

@@ -68,7 +68,9 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
 
     let timeout = std::time::Duration::from_millis(settings.processor.timeout_ms);
     let processor: Arc<dyn CardProcessor> = match settings.processor.kind {
-        ProcessorKind::Sandbox => Arc::new(SandboxProcessor::new()),
+        ProcessorKind::Sandbox => Arc::new(SandboxProcessor::new().with_delay(
+            std::time::Duration::from_millis(settings.processor.sandbox_delay_ms),
+        )),
         ProcessorKind::Stripe => {
             let base = settings
                 .processor

@@ -89,4 +89,13 @@ pub trait SessionRepository: Send + Sync {
         before: OffsetDateTime,
         limit: u32,
     ) -> anyhow::Result<Vec<SessionId>>;
+
+    /// The session with this id like [`get`](Self::get), but its items and charges MAY be
+    /// left empty: for reads that show neither (the merchant's status record), so that an
+    /// adapter can read one row instead of three. `None` when there is none.
+    ///
+    /// The default reads the whole session with [`get`](Self::get).
+    async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
+        self.get(id).await
+    }
 }

@@ -4,17 +4,26 @@ use super::Checkout;
 use crate::auth::Claims;
 use crate::error::{CheckoutError, SvcCode};
 use crate::session::PaymentSession;
+use crate::values::SessionId;
 
 impl Checkout {
     /// GET /pay/api/payment/{checkoutSessionId}: the session, if it belongs to the caller's
     /// terminal. Unknown ids and other terminals' sessions are both SVC_007 (404), so that
     /// nobody learns which ids exist. An expiry that has passed is written first.
+    ///
+    /// The session's items and charges may be left empty: the status record shows neither,
+    /// so only the session itself is read ([`SessionRepository::get_without_lines`]).
+    ///
+    /// [`SessionRepository::get_without_lines`]: crate::ports::SessionRepository::get_without_lines
     pub async fn payment_status(
         &self,
         caller: &Claims,
         id: &str,
     ) -> Result<PaymentSession, CheckoutError> {
-        match self.find(id).await? {
+        let Ok(id) = id.parse::<SessionId>() else {
+            return Err(CheckoutError::svc(SvcCode::Svc007));
+        };
+        match self.ports.sessions.get_without_lines(id).await? {
             Some(session) if session.terminal == caller.terminal => {
                 self.settle_expiry(session).await
             }

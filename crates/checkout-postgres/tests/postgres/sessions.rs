@@ -108,6 +108,55 @@ async fn optional_fields_may_be_absent() {
 }
 
 #[tokio::test]
+async fn get_without_lines_reads_the_session_without_its_items_and_charges() {
+    let (_db, store) = database().await;
+    let s = full_checkout_session("T-1", "ORDER-8");
+    assert!(!s.items.is_empty() && !s.charges.is_empty());
+    store.insert(&s).await.unwrap();
+
+    let read = store
+        .get_without_lines(s.id)
+        .await
+        .unwrap()
+        .expect("stored");
+    assert!(read.items.is_empty());
+    assert!(read.charges.is_empty());
+    let mut expected = s.clone();
+    expected.items.clear();
+    expected.charges.clear();
+    assert_eq!(read, expected);
+    assert_eq!(
+        store
+            .get_without_lines(SessionId::from_random_bytes(random_bytes()))
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn the_largest_session_keeps_every_item_and_charge_in_order() {
+    let (_db, store) = database().await;
+    let mut s = full_checkout_session("T-1", "ORDER-9");
+    let item = s.items[0].clone();
+    let charge = s.charges[0].clone();
+    s.items = (0..checkout_domain::session::MAX_ITEMS)
+        .map(|i| checkout_domain::session::Item {
+            quantity: u32::try_from(i + 1).unwrap(),
+            ..item.clone()
+        })
+        .collect();
+    s.charges = (0..checkout_domain::session::MAX_CHARGES)
+        .map(|i| checkout_domain::session::Charge {
+            name: (i % 2 == 0).then(|| charge.name.clone()).flatten(),
+            ..charge.clone()
+        })
+        .collect();
+    store.insert(&s).await.unwrap();
+    assert_eq!(store.get(s.id).await.unwrap().expect("stored"), s);
+}
+
+#[tokio::test]
 async fn an_unknown_session_is_none() {
     let (_db, store) = database().await;
     assert_eq!(

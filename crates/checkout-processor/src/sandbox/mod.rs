@@ -6,6 +6,7 @@ mod ledger;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use checkout_domain::ports::{
@@ -23,6 +24,8 @@ pub struct SandboxProcessor {
     ledger: Mutex<Ledger>,
     authorizations: AtomicU64,
     authorize_calls: AtomicU64,
+    /// How long every call waits before answering (zero by default).
+    delay: Duration,
 }
 
 impl std::fmt::Debug for SandboxProcessor {
@@ -37,6 +40,20 @@ impl SandboxProcessor {
     /// A sandbox that has seen no attempt yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A sandbox whose every call (authorise, challenge, lookup) first waits `delay`, as a
+    /// slow processor would, without blocking a thread: for measuring the service while
+    /// payments are stuck on the processor (`bench/run.sh`).
+    pub fn with_delay(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    async fn wait(&self) {
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
     }
 
     /// How many authorisations were performed: `authorize` calls for an attempt not seen before
@@ -121,6 +138,7 @@ impl CardProcessor for SandboxProcessor {
         request: AuthorizationRequest<'_>,
     ) -> Result<ProcessorOutcome, ProcessorError> {
         self.authorize_calls.fetch_add(1, Ordering::SeqCst);
+        self.wait().await;
         let mut ledger = self.ledger();
         if let Some(entry) = ledger.entry(request.attempt) {
             tracing::debug!(attempt = %request.attempt, "sandbox: repeated attempt, replaying");
@@ -140,6 +158,7 @@ impl CardProcessor for SandboxProcessor {
         processor_reference: &str,
         answer: ChallengeAnswer,
     ) -> Result<ProcessorOutcome, ProcessorError> {
+        self.wait().await;
         let mut ledger = self.ledger();
         let charge = ledger.challenge(processor_reference).ok_or_else(|| {
             ProcessorError::Controlled("sandbox processor knows no such challenge".into())
@@ -171,6 +190,7 @@ impl CardProcessor for SandboxProcessor {
     }
 
     async fn lookup(&self, attempt: AttemptId) -> Result<Option<ProcessorOutcome>, ProcessorError> {
+        self.wait().await;
         Ok(self
             .ledger()
             .entry(attempt)
