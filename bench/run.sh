@@ -12,7 +12,7 @@
 # 4. starts the release server on the same cluster and drives it with wrk: start-payment,
 #    payment status, payment status again while payments wait on a slow card processor (the
 #    sandbox processor made BENCH_PROCESSOR_DELAY_MS slow, BENCH_SLOW_PAYERS payments in
-#    flight through the hosted page, bench/payer.sh), token issuance;
+#    flight through the hosted page, bench/payer.py), token issuance;
 # 5. prints one table (also written to bench/results/latest.md) with the targets next to the
 #    numbers. Everything is stopped and removed on exit.
 #
@@ -297,14 +297,12 @@ run_wrk STATUS "$BENCH_DIR/status.lua" "$TOKEN" "$SESSION_ID"
 
 # The same status run while SLOW_PAYERS payers each keep a card payment waiting on the slow
 # processor. They start first, so that payments are in flight before wrk's warm-up; their
-# curl processes share the cores too (they show in the "other" CPU column).
+# one Python process shares the cores too (it shows in the "other" CPU column).
 PAYMENTS="$WORK/payments.txt"
 : >"$PAYMENTS"
 log "$SLOW_PAYERS payers through the hosted page, processor ${PROCESSOR_DELAY_MS} ms slow"
-for i in $(seq 1 "$SLOW_PAYERS"); do
-    "$BENCH_DIR/payer.sh" "$BASE" "$TOKEN" "$RUN_PREFIX-pay$i" "$PAYMENTS" &
-    PAYER_PIDS+=($!)
-done
+python3 "$BENCH_DIR/payer.py" "$BASE" "$TOKEN" "$RUN_PREFIX" "$PAYMENTS" "$SLOW_PAYERS" &
+PAYER_PIDS+=($!)
 sleep 3
 PAYMENTS_BEFORE="$(wc -l <"$PAYMENTS")"
 run_wrk STATUS_SLOW "$BENCH_DIR/status.lua" "$TOKEN" "$SESSION_ID"
