@@ -155,14 +155,14 @@ impl<'a> Flow<'a> {
         .expect("expire");
     }
 
-    /// Fills the card form and submits it.
+    /// Fills the card form, submits it, and waits for the page the post leads to.
     async fn pay_with(&self, card: &str) {
         let b = self.browser;
         b.type_into("#cardholderName", "Ada Lovelace").await;
         b.type_into("#cardNumber", card).await;
         b.type_into("#cardExpiry", EXPIRY).await;
         b.type_into("#cardCvv", CVV).await;
-        b.click("#pay").await;
+        b.click_and_settle("#pay").await;
     }
 
     async fn open_checkout(&self, id: &str) {
@@ -240,7 +240,7 @@ impl<'a> Flow<'a> {
         self.browser.find("#challenge-form").await;
         self.browser.screenshot(&format!("{shot}-page")).await;
         assert_eq!(self.status(&id).await["state"], "ChallengeRequired");
-        self.browser.click("#challenge-pass").await;
+        self.browser.click_and_settle("#challenge-pass").await;
         self.browser
             .wait_for_url(&format!("{}/ok", self.merchant))
             .await;
@@ -259,7 +259,7 @@ impl<'a> Flow<'a> {
         let (id, reference) = self.start_payment("THREEDS-FAIL").await;
         self.open_checkout(&id).await;
         self.pay_with(CHALLENGE_CARD).await;
-        self.browser.click("#challenge-fail").await;
+        self.browser.click_and_settle("#challenge-fail").await;
         self.assert_landed("/fail", &id, &reference, "Failed").await;
         self.browser.screenshot(shot).await;
         assert_eq!(self.status(&id).await["stateCode"], 2);
@@ -269,7 +269,7 @@ impl<'a> Flow<'a> {
     pub async fn cancelled_checkout(&self, shot: &str) {
         let (id, reference) = self.start_payment("CANCEL").await;
         self.open_checkout(&id).await;
-        self.browser.click("#cancel").await;
+        self.browser.click_and_settle("#cancel").await;
         self.assert_landed("/cart", &id, &reference, "Cancelled")
             .await;
         self.browser.screenshot(shot).await;
@@ -370,7 +370,7 @@ impl<'a> Flow<'a> {
         b.type_into("#cardNumber", BAD_LUHN_CARD).await;
         b.type_into("#cardExpiry", "01/20").await;
         b.type_into("#cardCvv", "12").await;
-        b.click("#pay").await;
+        b.click_and_settle("#pay").await;
         for field in ["cardNumber", "cardExpiry", "cardCvv"] {
             let message = b.text(&format!("#{field}-error")).await;
             assert!(!message.trim().is_empty(), "{field} has a message");
@@ -414,7 +414,8 @@ impl<'a> Flow<'a> {
             .await;
         self.browser.switch_to(&tab_b).await;
         self.pay_with(APPROVED_CARD).await;
-        // Either redirected to the success URL with the settled state, or shown the result.
+        // `pay_with` returns once the post's navigation has settled, so the URL read here is
+        // where it ended: the success URL with the settled state, or the result page.
         let url = self.browser.url().await;
         if !url.starts_with(self.merchant) {
             self.browser.find("#result").await;

@@ -235,6 +235,58 @@ impl Browser {
         .await;
     }
 
+    /// Clicks the element and waits until the navigation it starts has finished: the page
+    /// that was shown is gone (its root element is stale) and the new one has loaded. Use it for
+    /// every click that submits a form or follows a link, so that what is read next is read
+    /// from the page the click led to, not from the one it left.
+    pub async fn click_and_settle(&self, css: &str) {
+        let old_root = self.find("html").await;
+        self.click(css).await;
+        let started = Instant::now();
+        loop {
+            if self.is_stale(&old_root).await && self.ready_state().await == "complete" {
+                return;
+            }
+            if started.elapsed() > Duration::from_secs(15) {
+                panic!(
+                    "clicking {css} led nowhere: still at {}:\n{}",
+                    self.url().await,
+                    self.source().await
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Whether `element` belongs to a document that is no longer shown.
+    async fn is_stale(&self, element: &Element) -> bool {
+        let response: Value = self
+            .http
+            .get(format!("{}/element/{}/name", self.session, element.0))
+            .send()
+            .await
+            .expect("chromedriver answers")
+            .json()
+            .await
+            .expect("json");
+        response["value"]["error"].as_str() == Some("stale element reference")
+    }
+
+    /// The current document's `readyState` (empty while none can be read).
+    async fn ready_state(&self) -> String {
+        let response: Value = self
+            .http
+            .post(format!("{}/execute/sync", self.session))
+            .json(&json!({ "script": "return document.readyState", "args": [] }))
+            .send()
+            .await
+            .expect("chromedriver answers")
+            .json()
+            .await
+            .expect("json");
+        response["value"].as_str().unwrap_or_default().to_owned()
+    }
+
     /// The visible text of the element.
     pub async fn text(&self, css: &str) -> String {
         let element = self.find(css).await;
