@@ -51,7 +51,7 @@ fn expected_code_and_name(state: SessionState) -> (i16, &'static str) {
 }
 
 /// Every legal move: (from, event, to).
-const LEGAL: [(SessionState, SessionEvent, SessionState); 11] = [
+const LEGAL: [(SessionState, SessionEvent, SessionState); 15] = [
     (S::Pending, E::CardSubmitted, S::Processing),
     (S::Pending, E::PayerCancelled, S::Cancelled),
     (S::Pending, E::ExpiryPassed, S::Expired),
@@ -63,6 +63,11 @@ const LEGAL: [(SessionState, SessionEvent, SessionState); 11] = [
     (S::ChallengeRequired, E::ChallengeAnswered, S::Processing),
     (S::ChallengeRequired, E::PayerCancelled, S::Cancelled),
     (S::ChallengeRequired, E::ExpiryPassed, S::Expired),
+    // What the processor says after a challenge it hosted, read on the payer's return.
+    (S::ChallengeRequired, E::Captured, S::Successful),
+    (S::ChallengeRequired, E::Authorized, S::ApprovedTransaction),
+    (S::ChallengeRequired, E::Declined, S::Failed),
+    (S::ChallengeRequired, E::AttemptVoided, S::Pending),
 ];
 
 const TERMINAL: [SessionState; 5] = [

@@ -6,7 +6,7 @@ use anyhow::{anyhow, Context};
 use checkout_domain::auth::{OAuthClient, Role, Terminal};
 use checkout_domain::card::CardBrand;
 use checkout_domain::session::{
-    AttemptOutcome, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, SessionKind,
+    AttemptState, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, SessionKind,
     SessionState,
 };
 use checkout_domain::values::{
@@ -47,6 +47,7 @@ pub(crate) struct SessionRow {
     pub expires_at: OffsetDateTime,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
+    pub current_attempt_id: Option<Uuid>,
 }
 
 /// A new `payment_sessions` row, borrowed from the session.
@@ -76,6 +77,7 @@ pub(crate) struct NewSessionRow<'a> {
     pub expires_at: OffsetDateTime,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
+    pub current_attempt_id: Option<Uuid>,
 }
 
 impl<'a> NewSessionRow<'a> {
@@ -109,6 +111,7 @@ impl<'a> NewSessionRow<'a> {
             expires_at: s.expires_at,
             created_at: s.created_at,
             updated_at: s.updated_at,
+            current_attempt_id: s.current_attempt.map(|a| a.as_uuid()),
         }
     }
 }
@@ -281,12 +284,13 @@ fn build_session(
             .ok_or_else(|| anyhow!("stored state code {} is unknown", row.state))?,
         created_at: row.created_at,
         updated_at: row.updated_at,
+        current_attempt: row.current_attempt_id.map(AttemptId::from_uuid),
         expires_at: row.expires_at,
     })
 }
 
 /// A `payment_attempts` row (without its insertion counter).
-#[derive(Debug, Queryable, Selectable)]
+#[derive(Debug, Queryable, Selectable, QueryableByName)]
 #[diesel(table_name = payment_attempts, check_for_backend(diesel::pg::Pg))]
 pub(crate) struct AttemptRow {
     pub id: Uuid,
@@ -295,8 +299,12 @@ pub(crate) struct AttemptRow {
     pub card_last4: String,
     pub processor_reference: Option<String>,
     pub challenge_url: Option<String>,
-    pub outcome: String,
+    pub state: String,
     pub svc_code: Option<String>,
+    pub payment_method: String,
+    pub return_url: String,
+    pub checks: i32,
+    pub next_check_at: Option<OffsetDateTime>,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
 }
@@ -313,8 +321,12 @@ pub(crate) struct NewAttemptRow<'a> {
     pub card_last4: &'a str,
     pub processor_reference: Option<&'a str>,
     pub challenge_url: Option<&'a str>,
-    pub outcome: &'static str,
+    pub state: &'static str,
     pub svc_code: Option<&'static str>,
+    pub payment_method: &'a str,
+    pub return_url: &'a str,
+    pub checks: i32,
+    pub next_check_at: Option<OffsetDateTime>,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
 }
@@ -329,8 +341,12 @@ impl<'a> NewAttemptRow<'a> {
             card_last4: &a.card_last4,
             processor_reference: a.processor_reference.as_deref(),
             challenge_url: a.challenge_url.as_deref(),
-            outcome: a.outcome.as_str(),
+            state: a.state.as_str(),
             svc_code: a.svc_code.map(SvcCode::code),
+            payment_method: &a.payment_method,
+            return_url: &a.return_url,
+            checks: i32::try_from(a.checks).unwrap_or(i32::MAX),
+            next_check_at: a.next_check_at,
             created_at: a.created_at,
             updated_at: a.updated_at,
         }
@@ -348,8 +364,12 @@ impl TryFrom<AttemptRow> for PaymentAttempt {
             card_last4: row.card_last4,
             processor_reference: row.processor_reference,
             challenge_url: row.challenge_url,
-            outcome: AttemptOutcome::parse(&row.outcome)
-                .ok_or_else(|| anyhow!("stored attempt outcome {:?} is unknown", row.outcome))?,
+            state: AttemptState::parse(&row.state)
+                .ok_or_else(|| anyhow!("stored attempt state {:?} is unknown", row.state))?,
+            payment_method: row.payment_method,
+            return_url: row.return_url,
+            checks: u32::try_from(row.checks).unwrap_or_default(),
+            next_check_at: row.next_check_at,
             svc_code: row
                 .svc_code
                 .map(|c| SvcCode::parse(&c).ok_or_else(|| anyhow!("stored code {c:?} is unknown")))

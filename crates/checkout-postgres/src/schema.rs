@@ -72,6 +72,8 @@ diesel::table! {
         created_at -> Timestamptz,
         /// When its state last changed.
         updated_at -> Timestamptz,
+        /// The attempt whose answer may move the session.
+        current_attempt_id -> Nullable<Uuid>,
     }
 }
 
@@ -124,10 +126,18 @@ diesel::table! {
         processor_reference -> Nullable<Text>,
         /// Where the 3DS challenge happens.
         challenge_url -> Nullable<Text>,
-        /// `AttemptOutcome::as_str`.
-        outcome -> Text,
+        /// `AttemptState::as_str`.
+        state -> Text,
         /// `SvcCode::code`.
         svc_code -> Nullable<Text>,
+        /// The processor's payment-method reference (what a replay needs).
+        payment_method -> Text,
+        /// The return address sent with the authorisation (what a replay needs).
+        return_url -> Text,
+        /// Reconciliation checks made without an answer.
+        checks -> Integer,
+        /// When reconciliation next asks the processor.
+        next_check_at -> Nullable<Timestamptz>,
         /// When it was made.
         created_at -> Timestamptz,
         /// When it last changed.

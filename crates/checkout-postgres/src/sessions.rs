@@ -3,9 +3,9 @@
 
 use anyhow::Context;
 use async_trait::async_trait;
-use checkout_domain::ports::{InsertError, SessionRepository};
+use checkout_domain::ports::{AttemptChange, InsertError, Recorded, SessionRepository};
 use checkout_domain::session::{PaymentAttempt, PaymentSession, SessionState};
-use checkout_domain::values::{MerchantReference, SessionId, TerminalNumber};
+use checkout_domain::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -34,9 +34,36 @@ pub(crate) const HOLDS_REFERENCE_SQL: &str = "payment_sessions.state <> 6";
 /// Pending sessions, as a literal so that the planner can use the partial expiry index.
 pub(crate) const PENDING_SQL: &str = "payment_sessions.state = 0";
 
-/// Sessions in Processing, as a literal so that the planner can use the partial index of
-/// the same predicate.
-pub(crate) const PROCESSING_SQL: &str = "payment_sessions.state = 4";
+/// Sessions waiting for a challenge, as a literal so that the planner can use the partial
+/// expiry index of the same predicate.
+pub(crate) const CHALLENGE_SQL: &str = "payment_sessions.state = 5";
+
+/// Unresolved attempts (`AttemptState::UNRESOLVED`), as a literal matching the partial index
+/// `payment_attempts_due`.
+pub(crate) const UNRESOLVED_SQL: &str = "payment_attempts.state IN ('sent', 'unknown')";
+
+/// Claims the due attempts in a checked state (`AttemptState::CHECKED`, as in the partial
+/// index `payment_attempts_due`): `$1` now, `$2` how many, `$3` the lease.
+const CLAIM_DUE_SQL: &str = "\
+    WITH due AS (\
+        SELECT id, next_check_at FROM payment_attempts \
+        WHERE state IN ('sent', 'unknown', 'requires_action') AND next_check_at IS NOT NULL \
+          AND next_check_at <= $1 \
+        ORDER BY next_check_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
+    UPDATE payment_attempts a SET next_check_at = $3 FROM due WHERE a.id = due.id \
+    RETURNING a.id, a.session_id, a.card_brand, a.card_last4, a.processor_reference, \
+        a.challenge_url, a.state, a.svc_code, a.payment_method, a.return_url, a.checks, \
+        due.next_check_at AS next_check_at, due.next_check_at AS due_at, a.created_at, \
+        a.updated_at";
+
+/// A claimed attempt, with the time it was due.
+#[derive(QueryableByName)]
+struct ClaimedAttempt {
+    #[diesel(embed)]
+    attempt: AttemptRow,
+    #[diesel(sql_type = sql_types::Timestamptz)]
+    due_at: OffsetDateTime,
+}
 
 /// Loads the items and charges of `id`, in order, in one pipelined round trip.
 async fn children(
@@ -301,7 +328,19 @@ impl SessionRepository for PgStore {
         let row = NewAttemptRow::of(attempt);
         let mut conn = self.conn().await?;
         conn.transaction(async |conn| {
-            if !move_state(conn, row.session_id, from, to, attempt.updated_at).await? {
+            let moved = diesel::update(
+                payment_sessions::table
+                    .find(row.session_id)
+                    .filter(payment_sessions::state.eq(from.code())),
+            )
+            .set((
+                payment_sessions::state.eq(to.code()),
+                payment_sessions::updated_at.eq(attempt.updated_at),
+                payment_sessions::current_attempt_id.eq(Some(row.id)),
+            ))
+            .execute(conn)
+            .await?;
+            if moved != 1 {
                 return Ok(false);
             }
             diesel::insert_into(payment_attempts::table)
@@ -319,49 +358,72 @@ impl SessionRepository for PgStore {
         })
     }
 
-    async fn finish_attempt(
-        &self,
-        attempt: &PaymentAttempt,
-        from: SessionState,
-        to: SessionState,
-    ) -> anyhow::Result<bool> {
-        let row = NewAttemptRow::of(attempt);
+    async fn record_attempt(&self, change: &AttemptChange<'_>) -> anyhow::Result<Recorded> {
+        let row = NewAttemptRow::of(change.attempt);
+        let expected: Vec<&str> = change.expected.iter().map(|s| s.as_str()).collect();
         let mut conn = self.conn().await?;
         conn.transaction(async |conn| {
-            if !move_state(conn, row.session_id, from, to, attempt.updated_at).await? {
-                return Ok(false);
-            }
-            let updated = diesel::update(
+            let saved = diesel::update(
                 payment_attempts::table
                     .find(row.id)
-                    .filter(payment_attempts::session_id.eq(row.session_id)),
+                    .filter(payment_attempts::session_id.eq(row.session_id))
+                    .filter(payment_attempts::state.eq_any(&expected)),
             )
             .set((
-                payment_attempts::outcome.eq(row.outcome),
+                payment_attempts::state.eq(row.state),
                 payment_attempts::processor_reference.eq(row.processor_reference),
                 payment_attempts::challenge_url.eq(row.challenge_url),
                 payment_attempts::svc_code.eq(row.svc_code),
+                payment_attempts::checks.eq(row.checks),
+                payment_attempts::next_check_at.eq(row.next_check_at),
                 payment_attempts::updated_at.eq(row.updated_at),
             ))
             .execute(conn)
             .await?;
-            if updated != 1 {
-                // Rolls the session's move back too.
-                anyhow::bail!(
-                    "attempt {} of session {} was never begun",
-                    attempt.id,
-                    attempt.session_id
-                );
+            if saved != 1 {
+                return Ok(Recorded::Stale);
             }
-            Ok(true)
+            let Some((from, to)) = change.session_move else {
+                return Ok(Recorded::Moved);
+            };
+            let moved = diesel::update(
+                payment_sessions::table
+                    .find(row.session_id)
+                    .filter(payment_sessions::state.eq(from.code()))
+                    .filter(payment_sessions::current_attempt_id.eq(Some(row.id))),
+            )
+            .set((
+                payment_sessions::state.eq(to.code()),
+                payment_sessions::updated_at.eq(row.updated_at),
+            ))
+            .execute(conn)
+            .await?;
+            Ok::<_, diesel::result::Error>(if moved == 1 {
+                Recorded::Moved
+            } else {
+                Recorded::AttemptOnly
+            })
         })
         .await
         .with_context(|| {
             format!(
-                "finishing attempt {} of session {}",
-                attempt.id, attempt.session_id
+                "recording attempt {} of session {}",
+                change.attempt.id, change.attempt.session_id
             )
         })
+    }
+
+    async fn attempt(&self, id: AttemptId) -> anyhow::Result<Option<PaymentAttempt>> {
+        let mut conn = self.conn().await?;
+        payment_attempts::table
+            .find(id.as_uuid())
+            .select(AttemptRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .with_context(|| format!("reading attempt {id}"))?
+            .map(PaymentAttempt::try_from)
+            .transpose()
     }
 
     async fn latest_attempt(&self, session: SessionId) -> anyhow::Result<Option<PaymentAttempt>> {
@@ -398,22 +460,63 @@ impl SessionRepository for PgStore {
         Ok(u64::try_from(moved).unwrap_or_default())
     }
 
-    async fn stale_processing(
+    async fn due_challenges(
         &self,
-        before: OffsetDateTime,
+        now: OffsetDateTime,
         limit: u32,
     ) -> anyhow::Result<Vec<SessionId>> {
         let mut conn = self.conn().await?;
         let ids: Vec<Uuid> = payment_sessions::table
-            .filter(sql::<Bool>(PROCESSING_SQL))
-            .filter(payment_sessions::updated_at.le(before))
-            .order(payment_sessions::updated_at)
+            .filter(sql::<Bool>(CHALLENGE_SQL))
+            .filter(payment_sessions::expires_at.le(now))
+            .order(payment_sessions::expires_at)
             .limit(i64::from(limit))
             .select(payment_sessions::id)
             .load(&mut conn)
             .await
-            .context("listing the sessions stale in processing")?;
+            .context("listing the challenges past their expiry")?;
         Ok(ids.into_iter().map(SessionId::from_uuid).collect())
+    }
+
+    async fn claim_due_attempts(
+        &self,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<PaymentAttempt>> {
+        let mut conn = self.conn().await?;
+        // One statement: the due rows are locked (skipping rows another sweep is claiming),
+        // pushed to the lease, and returned as they were claimed.
+        let rows: Vec<ClaimedAttempt> = diesel::sql_query(CLAIM_DUE_SQL)
+            .bind::<sql_types::Timestamptz, _>(now)
+            .bind::<BigInt, _>(i64::from(limit))
+            .bind::<sql_types::Timestamptz, _>(lease_until)
+            .load(&mut conn)
+            .await
+            .context("claiming the attempts due for reconciliation")?;
+        let mut claimed = rows
+            .into_iter()
+            .map(|c| {
+                let due = c.due_at;
+                PaymentAttempt::try_from(c.attempt).map(|a| (due, a))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        claimed.sort_by_key(|(due, _)| *due);
+        Ok(claimed.into_iter().map(|(_, a)| a).collect())
+    }
+
+    async fn unresolved_attempts(&self) -> anyhow::Result<(u64, Option<OffsetDateTime>)> {
+        let mut conn = self.conn().await?;
+        let (count, oldest): (i64, Option<OffsetDateTime>) = payment_attempts::table
+            .filter(sql::<Bool>(UNRESOLVED_SQL))
+            .select((
+                diesel::dsl::count_star(),
+                diesel::dsl::min(payment_attempts::created_at),
+            ))
+            .first(&mut conn)
+            .await
+            .context("counting unresolved attempts")?;
+        Ok((u64::try_from(count).unwrap_or_default(), oldest))
     }
 
     async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
@@ -442,13 +545,25 @@ mod tests {
             assert_eq!(state.holds_reference(), holds_by_sql, "{state}");
             assert_eq!(state == SessionState::Pending, state.code() == 0, "{state}");
             assert_eq!(
-                state == SessionState::Processing,
-                state.code() == 4,
+                state == SessionState::ChallengeRequired,
+                state.code() == 5,
                 "{state}"
             );
         }
         assert!(HOLDS_REFERENCE_SQL.ends_with("<> 6"));
         assert!(PENDING_SQL.ends_with("= 0"));
-        assert!(PROCESSING_SQL.ends_with("= 4"));
+        assert!(CHALLENGE_SQL.ends_with("= 5"));
+        let unresolved: Vec<&str> = checkout_domain::session::AttemptState::UNRESOLVED
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(unresolved, ["sent", "unknown"]);
+        assert!(UNRESOLVED_SQL.ends_with("('sent', 'unknown')"));
+        let checked: Vec<String> = checkout_domain::session::AttemptState::CHECKED
+            .iter()
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        let checked = format!("state IN ({})", checked.join(", "));
+        assert!(CLAIM_DUE_SQL.contains(&checked));
     }
 }

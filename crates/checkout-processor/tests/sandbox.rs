@@ -1,250 +1,436 @@
-//! The sandbox processor: every documented card, challenges, lookup and idempotency.
+//! The sandbox processor through the port as the service uses it (`tokenize`, then
+//! `authorize` with the payment-method reference): every documented card, the error cards,
+//! challenges, cancels, reads, and idempotency by attempt.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
 mod support;
 
-use checkout_domain::ports::{CardProcessor, ChallengeAnswer, ProcessorError, ProcessorOutcome};
-use checkout_domain::values::AttemptId;
+use checkout_domain::ports::{CardProcessor, ProcessorError, ProcessorOutcome};
 use checkout_processor::sandbox::cards;
 use checkout_processor::SandboxProcessor;
-use support::{card, unique_bytes, Payment};
+use support::{card, card_with, Payment};
 
 /// The outcome expected for a payment.
-type Expected = fn(&Payment) -> Result<ProcessorOutcome, ()>;
-/// What the processor should hold for a payment.
-type Held = fn(&Payment) -> Option<ProcessorOutcome>;
+type Expected = fn(&Payment) -> ProcessorOutcome;
+
+fn reference(payment: &Payment) -> String {
+    format!("sbx_{}", payment.attempt)
+}
 
 fn approved(payment: &Payment, captured: bool) -> ProcessorOutcome {
     ProcessorOutcome::Approved {
-        processor_reference: format!("sbx_{}", payment.attempt),
+        processor_reference: reference(payment),
         captured,
     }
 }
 
 fn declined(payment: &Payment, reason: &str) -> ProcessorOutcome {
     ProcessorOutcome::Declined {
-        processor_reference: Some(format!("sbx_{}", payment.attempt)),
+        processor_reference: Some(reference(payment)),
         reason: reason.into(),
     }
 }
 
 fn challenge(payment: &Payment) -> ProcessorOutcome {
     ProcessorOutcome::ChallengeRequired {
-        processor_reference: format!("sbx_{}", payment.attempt),
+        processor_reference: reference(payment),
         challenge_url: None,
     }
+}
+
+fn canceled(payment: &Payment) -> ProcessorOutcome {
+    ProcessorOutcome::Canceled {
+        processor_reference: reference(payment),
+    }
+}
+
+/// A payment of `number` that has been tokenized and authorised, with the answer.
+async fn paid(
+    sandbox: &SandboxProcessor,
+    number: &str,
+) -> (Payment, Result<ProcessorOutcome, ProcessorError>) {
+    let mut payment = Payment::new(card(number));
+    let answer = payment.pay(sandbox).await;
+    (payment, answer)
+}
+
+/// Checks that a payment-method reference is the sandbox's `pm_sbx_<behaviour>_<attempt>`:
+/// a tag of letters and the attempt, so no card data can be in it.
+fn assert_is_a_sandbox_payment_method(reference: &str, payment: &Payment) {
+    let rest = reference
+        .strip_prefix("pm_sbx_")
+        .unwrap_or_else(|| panic!("not a sandbox payment method: {reference}"));
+    let (tag, attempt) = rest
+        .split_once('_')
+        .unwrap_or_else(|| panic!("no behaviour tag: {reference}"));
+    assert!(
+        !tag.is_empty() && tag.bytes().all(|b| b.is_ascii_lowercase()),
+        "{reference}"
+    );
+    assert_eq!(
+        attempt,
+        payment.attempt.to_string().replace('-', ""),
+        "{reference}"
+    );
 }
 
 #[tokio::test]
 async fn every_documented_card_gets_its_outcome() {
     let sandbox = SandboxProcessor::new();
-    let cases: Vec<(&str, Expected)> = vec![
-        (cards::APPROVED, |p| Ok(approved(p, true))),
-        ("4242 4242 4242 4242", |p| Ok(approved(p, true))),
-        (cards::APPROVED_NOT_CAPTURED, |p| Ok(approved(p, false))),
-        (cards::DECLINED, |p| Ok(declined(p, "card_declined"))),
-        (cards::INSUFFICIENT_FUNDS, |p| {
-            Ok(declined(p, "insufficient_funds"))
+    let cases: Vec<(&str, &str, Expected)> = vec![
+        (cards::APPROVED, "737", |p| approved(p, true)),
+        ("4242 4242 4242 4242", "737", |p| approved(p, true)),
+        ("4242-4242-4242-4242", "737", |p| approved(p, true)),
+        (cards::APPROVED_NOT_CAPTURED, "737", |p| approved(p, false)),
+        (cards::DECLINED, "737", |p| declined(p, "card_declined")),
+        (cards::INSUFFICIENT_FUNDS, "737", |p| {
+            declined(p, "insufficient_funds")
         }),
-        (cards::CHALLENGE, |p| Ok(challenge(p))),
-        (cards::CHALLENGE_OTHER, |p| Ok(challenge(p))),
-        ("5555555555554444", |p| Ok(approved(p, true))),
-        ("378282246310005", |p| Ok(approved(p, true))),
+        (cards::CHALLENGE, "737", challenge),
+        (cards::CHALLENGE_OTHER, "737", challenge),
+        // Any other Luhn-valid number is approved and captured.
+        ("5555555555554444", "737", |p| approved(p, true)),
+        ("378282246310005", "1234", |p| approved(p, true)),
     ];
-    for (number, expected) in cases {
-        let cvv = if number.starts_with('3') {
-            "1234"
-        } else {
-            "737"
-        };
-        let payment = Payment::new(support::card_with(number, cvv));
-        let got = sandbox.authorize(payment.request()).await;
-        assert_eq!(got.map_err(|_| ()), expected(&payment), "card {number}");
+    for (number, cvv, expected) in cases {
+        let mut payment = Payment::new(card_with(number, cvv));
+        let payment_method = payment.tokenize(&sandbox).await.unwrap();
+        assert_is_a_sandbox_payment_method(&payment_method, &payment);
+        let answer = sandbox.authorize(payment.request()).await;
+        assert_eq!(answer, Ok(expected(&payment)), "card {number}");
+        // What the processor holds is what it answered.
+        assert_eq!(
+            sandbox.retrieve(&reference(&payment)).await,
+            Ok(expected(&payment)),
+            "card {number}"
+        );
     }
+    // One authorisation per payment, no more.
+    assert_eq!(sandbox.authorizations(), 10);
+    assert_eq!(sandbox.authorize_calls(), 10);
 }
 
 #[tokio::test]
-async fn the_error_cards_fail_as_documented_without_card_data() {
+async fn tokenizing_charges_nothing() {
     let sandbox = SandboxProcessor::new();
-    for number in [cards::COMMUNICATION_ERROR, cards::LOST_ANSWER] {
-        let payment = Payment::new(card(number));
-        let error = sandbox.authorize(payment.request()).await.unwrap_err();
+    for number in [
+        cards::APPROVED,
+        cards::APPROVED_NOT_CAPTURED,
+        cards::LOST_ANSWER,
+        cards::CONTROLLED_ERROR,
+        cards::CHALLENGE,
+    ] {
+        let mut payment = Payment::new(card(number));
+        payment.tokenize(&sandbox).await.unwrap();
+        // No authorisation was asked for: the processor holds nothing for the attempt.
         assert!(
-            matches!(error, ProcessorError::Communication(_)),
-            "{number}: {error:?}"
+            matches!(
+                sandbox.retrieve(&reference(&payment)).await,
+                Err(ProcessorError::Controlled(_))
+            ),
+            "card {number}"
         );
-        payment.assert_no_card_data(&error.to_string());
     }
-    let payment = Payment::new(card(cards::CONTROLLED_ERROR));
-    let error = sandbox.authorize(payment.request()).await.unwrap_err();
+    assert_eq!(sandbox.authorizations(), 0);
+    assert_eq!(sandbox.authorize_calls(), 0);
+}
+
+#[tokio::test]
+async fn a_card_the_processor_cannot_take_fails_at_tokenize_and_charges_nothing() {
+    let sandbox = SandboxProcessor::new();
+    let mut payment = Payment::new(card(cards::COMMUNICATION_ERROR));
+    let error = payment.tokenize(&sandbox).await.unwrap_err();
+    assert!(
+        matches!(error, ProcessorError::Communication(_)),
+        "{error:?}"
+    );
+    payment.assert_error_has_no_card_data(&error);
+    // Tried again, the same: and no authorisation was ever asked for.
+    assert!(matches!(
+        payment.pay(&sandbox).await,
+        Err(ProcessorError::Communication(_))
+    ));
+    assert_eq!(sandbox.authorizations(), 0);
+    assert_eq!(sandbox.authorize_calls(), 0);
+}
+
+#[tokio::test]
+async fn a_refused_authorisation_is_a_controlled_error_and_a_replay_says_the_same() {
+    let sandbox = SandboxProcessor::new();
+    let (payment, answer) = paid(&sandbox, cards::CONTROLLED_ERROR).await;
+    let error = answer.unwrap_err();
     assert!(matches!(error, ProcessorError::Controlled(_)), "{error:?}");
-    payment.assert_no_card_data(&error.to_string());
+    payment.assert_error_has_no_card_data(&error);
+    // A replay returns what the first request did: still refused, nothing charged.
+    assert_eq!(sandbox.authorize(payment.request()).await, Err(error));
+    assert_eq!(sandbox.authorizations(), 1);
+    assert_eq!(sandbox.authorize_calls(), 2);
+}
+
+#[tokio::test]
+async fn a_lost_answer_is_a_communication_error_without_card_data() {
+    let sandbox = SandboxProcessor::new();
+    let (payment, answer) = paid(&sandbox, cards::LOST_ANSWER).await;
+    let error = answer.unwrap_err();
+    assert!(
+        matches!(error, ProcessorError::Communication(_)),
+        "{error:?}"
+    );
+    payment.assert_error_has_no_card_data(&error);
+    // The answer was lost, the charge was not.
+    assert_eq!(
+        sandbox.retrieve(&reference(&payment)).await,
+        Ok(approved(&payment, true))
+    );
+}
+
+#[tokio::test]
+async fn replaying_a_lost_answer_returns_the_charge_without_charging_again() {
+    let sandbox = SandboxProcessor::new();
+    let (payment, answer) = paid(&sandbox, cards::LOST_ANSWER).await;
+    assert!(matches!(answer, Err(ProcessorError::Communication(_))));
+
+    let replay = sandbox.authorize(payment.request()).await;
+    assert_eq!(replay, Ok(approved(&payment, true)));
+    // Every later replay agrees, and there is still one authorisation.
+    assert_eq!(sandbox.authorize(payment.request()).await, replay);
+    assert_eq!(sandbox.authorizations(), 1);
+    assert_eq!(sandbox.authorize_calls(), 3);
+}
+
+#[tokio::test]
+async fn the_same_attempt_twice_is_one_authorisation() {
+    let sandbox = SandboxProcessor::new();
+    let (payment, first) = paid(&sandbox, cards::APPROVED_NOT_CAPTURED).await;
+    assert_eq!(first, Ok(approved(&payment, false)));
+    let second = sandbox.authorize(payment.request()).await;
+    assert_eq!(second, first);
+
+    // The same attempt with another card's payment method: still the first answer, no new
+    // charge and no decline.
+    let mut other = Payment::new(card(cards::DECLINED));
+    other.attempt = payment.attempt;
+    other.tokenize(&sandbox).await.unwrap();
+    assert_eq!(sandbox.authorize(other.request()).await, first);
+
+    assert_eq!(sandbox.authorizations(), 1);
+    assert_eq!(sandbox.authorize_calls(), 3);
+    assert_eq!(
+        sandbox.retrieve(&reference(&payment)).await,
+        Ok(approved(&payment, false))
+    );
+}
+
+#[tokio::test]
+async fn every_card_replayed_gets_its_first_answer() {
+    let sandbox = SandboxProcessor::new();
+    let numbers = [
+        cards::APPROVED,
+        cards::APPROVED_NOT_CAPTURED,
+        cards::DECLINED,
+        cards::INSUFFICIENT_FUNDS,
+        cards::CHALLENGE,
+        cards::CONTROLLED_ERROR,
+    ];
+    for number in numbers {
+        let (payment, first) = paid(&sandbox, number).await;
+        assert_eq!(
+            sandbox.authorize(payment.request()).await,
+            first,
+            "card {number}"
+        );
+    }
+    assert_eq!(sandbox.authorizations(), numbers.len() as u64);
+    assert_eq!(sandbox.authorize_calls(), 2 * numbers.len() as u64);
+}
+
+#[tokio::test]
+async fn a_payment_method_the_sandbox_never_issued_is_refused() {
+    let sandbox = SandboxProcessor::new();
+    for payment_method in ["pm_card_visa", "pm_sbx_nonsense_0", "", "4242424242424242"] {
+        let payment = Payment::with_payment_method(card(cards::APPROVED), payment_method);
+        let answer = sandbox.authorize(payment.request()).await;
+        assert!(
+            matches!(answer, Err(ProcessorError::Controlled(_))),
+            "{payment_method}: {answer:?}"
+        );
+    }
+    assert_eq!(sandbox.authorizations(), 0);
 }
 
 #[tokio::test]
 async fn a_passed_challenge_approves_and_captures() {
     let sandbox = SandboxProcessor::new();
-    let payment = Payment::new(card(cards::CHALLENGE));
-    let Ok(ProcessorOutcome::ChallengeRequired {
-        processor_reference,
-        challenge_url: None,
-    }) = sandbox.authorize(payment.request()).await
-    else {
-        panic!("no challenge");
-    };
-    assert_eq!(
-        sandbox.lookup(payment.attempt).await,
-        Ok(Some(challenge(&payment)))
-    );
+    let (payment, answer) = paid(&sandbox, cards::CHALLENGE).await;
+    assert_eq!(answer, Ok(challenge(&payment)));
+    let reference = reference(&payment);
+    // Until the payer answers, the processor holds the challenge.
+    assert_eq!(sandbox.retrieve(&reference).await, Ok(challenge(&payment)));
 
-    let outcome = sandbox
-        .complete_challenge(&processor_reference, ChallengeAnswer::Passed)
-        .await;
+    let outcome = sandbox.answer_challenge(&reference, true).await;
     assert_eq!(outcome, Ok(approved(&payment, true)));
     assert_eq!(
-        sandbox.lookup(payment.attempt).await,
-        Ok(Some(approved(&payment, true)))
+        sandbox.retrieve(&reference).await,
+        Ok(approved(&payment, true))
     );
-    // A repeated answer, even a different one, gets the settled outcome.
-    let again = sandbox
-        .complete_challenge(&processor_reference, ChallengeAnswer::Failed)
-        .await;
-    assert_eq!(again, Ok(approved(&payment, true)));
+    // A repeated answer, even a different one, gets what the processor holds.
+    assert_eq!(
+        sandbox.answer_challenge(&reference, false).await,
+        Ok(approved(&payment, true))
+    );
+    assert_eq!(
+        sandbox.answer_challenge(&reference, true).await,
+        Ok(approved(&payment, true))
+    );
     assert_eq!(sandbox.authorizations(), 1);
 }
 
 #[tokio::test]
 async fn a_failed_challenge_declines() {
     let sandbox = SandboxProcessor::new();
-    let payment = Payment::new(card(cards::CHALLENGE_OTHER));
-    let reference = format!("sbx_{}", payment.attempt);
+    let (payment, answer) = paid(&sandbox, cards::CHALLENGE_OTHER).await;
+    assert_eq!(answer, Ok(challenge(&payment)));
+    let reference = reference(&payment);
+    let failed = declined(&payment, cards::REASON_AUTHENTICATION_FAILED);
+
     assert_eq!(
-        sandbox.authorize(payment.request()).await,
-        Ok(challenge(&payment))
+        sandbox.answer_challenge(&reference, false).await,
+        Ok(failed.clone())
     );
-    let outcome = sandbox
-        .complete_challenge(&reference, ChallengeAnswer::Failed)
-        .await;
+    assert_eq!(sandbox.retrieve(&reference).await, Ok(failed.clone()));
+    // Passing afterwards changes nothing.
     assert_eq!(
-        outcome,
-        Ok(declined(&payment, cards::REASON_AUTHENTICATION_FAILED))
+        sandbox.answer_challenge(&reference, true).await,
+        Ok(failed.clone())
     );
-    assert_eq!(
-        sandbox.lookup(payment.attempt).await,
-        Ok(Some(declined(
-            &payment,
-            cards::REASON_AUTHENTICATION_FAILED
-        )))
-    );
+    assert_eq!(sandbox.retrieve(&reference).await, Ok(failed));
 }
 
 #[tokio::test]
-async fn a_challenge_answered_returned_is_not_completed() {
+async fn answering_a_payment_that_is_not_waiting_for_a_challenge_returns_what_it_holds() {
     let sandbox = SandboxProcessor::new();
-    let payment = Payment::new(card(cards::CHALLENGE));
-    sandbox.authorize(payment.request()).await.unwrap();
-    let outcome = sandbox
-        .complete_challenge(
-            &format!("sbx_{}", payment.attempt),
-            ChallengeAnswer::Returned,
-        )
-        .await;
+    let (payment, _) = paid(&sandbox, cards::APPROVED_NOT_CAPTURED).await;
     assert_eq!(
-        outcome,
-        Ok(declined(
-            &payment,
-            cards::REASON_AUTHENTICATION_NOT_COMPLETED
-        ))
+        sandbox.answer_challenge(&reference(&payment), true).await,
+        Ok(approved(&payment, false))
+    );
+    let (payment, _) = paid(&sandbox, cards::DECLINED).await;
+    assert_eq!(
+        sandbox.answer_challenge(&reference(&payment), true).await,
+        Ok(declined(&payment, "card_declined"))
     );
 }
 
 #[tokio::test]
-async fn an_unknown_challenge_is_a_controlled_error() {
+async fn cancelling_a_challenge_cancels_it() {
     let sandbox = SandboxProcessor::new();
-    let payment = Payment::new(card(cards::APPROVED));
-    sandbox.authorize(payment.request()).await.unwrap();
-    for reference in ["sbx_nope", &format!("sbx_{}", payment.attempt)] {
-        let outcome = sandbox
-            .complete_challenge(reference, ChallengeAnswer::Passed)
-            .await;
-        assert!(
-            matches!(outcome, Err(ProcessorError::Controlled(_))),
-            "{reference}: {outcome:?}"
-        );
-    }
-}
+    let (payment, _) = paid(&sandbox, cards::CHALLENGE).await;
+    let reference = reference(&payment);
 
-#[tokio::test]
-async fn lookup_reports_what_the_processor_holds() {
-    let sandbox = SandboxProcessor::new();
-    let expectations: Vec<(&str, Held)> = vec![
-        (cards::APPROVED, |p| Some(approved(p, true))),
-        (cards::APPROVED_NOT_CAPTURED, |p| Some(approved(p, false))),
-        (cards::DECLINED, |p| Some(declined(p, "card_declined"))),
-        (cards::CHALLENGE, |p| Some(challenge(p))),
-        // Never reached the processor: certainly no charge.
-        (cards::COMMUNICATION_ERROR, |_| None),
-        // The answer was lost, the charge was not.
-        (cards::LOST_ANSWER, |p| Some(approved(p, true))),
-        // Refused: nothing charged.
-        (cards::CONTROLLED_ERROR, |_| None),
-    ];
-    for (number, expected) in expectations {
-        let payment = Payment::new(card(number));
-        let _ = sandbox.authorize(payment.request()).await;
-        assert_eq!(
-            sandbox.lookup(payment.attempt).await,
-            Ok(expected(&payment)),
-            "card {number}"
-        );
-    }
-    let never_seen = AttemptId::from_random_bytes(unique_bytes());
-    assert_eq!(sandbox.lookup(never_seen).await, Ok(None));
-}
-
-#[tokio::test]
-async fn the_same_attempt_twice_is_one_authorisation() {
-    let sandbox = SandboxProcessor::new();
-    let payment = Payment::new(card(cards::APPROVED_NOT_CAPTURED));
-    let first = sandbox.authorize(payment.request()).await;
-    let second = sandbox.authorize(payment.request()).await;
-    assert_eq!(first, Ok(approved(&payment, false)));
-    assert_eq!(second, first);
-
-    // Same attempt with another card: still the first answer, no new charge.
-    let mut other_card = Payment::new(card(cards::DECLINED));
-    other_card.attempt = payment.attempt;
-    assert_eq!(sandbox.authorize(other_card.request()).await, first);
-
-    assert_eq!(sandbox.authorizations(), 1);
-    assert_eq!(sandbox.authorize_calls(), 3);
-}
-
-#[tokio::test]
-async fn repeating_a_lost_answer_returns_the_charge() {
-    let sandbox = SandboxProcessor::new();
-    let payment = Payment::new(card(cards::LOST_ANSWER));
-    assert!(sandbox.authorize(payment.request()).await.is_err());
+    assert_eq!(sandbox.cancel(&reference).await, Ok(canceled(&payment)));
+    assert_eq!(sandbox.retrieve(&reference).await, Ok(canceled(&payment)));
+    // Idempotent; and a late challenge answer cannot charge a cancelled payment.
+    assert_eq!(sandbox.cancel(&reference).await, Ok(canceled(&payment)));
     assert_eq!(
-        sandbox.authorize(payment.request()).await,
+        sandbox.answer_challenge(&reference, true).await,
+        Ok(canceled(&payment))
+    );
+    assert_eq!(sandbox.retrieve(&reference).await, Ok(canceled(&payment)));
+}
+
+#[tokio::test]
+async fn cancelling_a_captured_payment_reports_the_capture_unchanged() {
+    let sandbox = SandboxProcessor::new();
+    let (payment, _) = paid(&sandbox, cards::APPROVED).await;
+    let reference = reference(&payment);
+    assert_eq!(
+        sandbox.cancel(&reference).await,
         Ok(approved(&payment, true))
     );
-    assert_eq!(sandbox.authorizations(), 1);
+    assert_eq!(
+        sandbox.retrieve(&reference).await,
+        Ok(approved(&payment, true))
+    );
 
-    let unreachable = Payment::new(card(cards::COMMUNICATION_ERROR));
-    assert!(sandbox.authorize(unreachable.request()).await.is_err());
-    assert!(sandbox.authorize(unreachable.request()).await.is_err());
-    assert_eq!(sandbox.lookup(unreachable.attempt).await, Ok(None));
+    // A passed challenge is captured too.
+    let (passed, _) = paid(&sandbox, cards::CHALLENGE).await;
+    let passed_reference = self::reference(&passed);
+    sandbox
+        .answer_challenge(&passed_reference, true)
+        .await
+        .unwrap();
+    assert_eq!(
+        sandbox.cancel(&passed_reference).await,
+        Ok(approved(&passed, true))
+    );
 }
 
 #[tokio::test]
-async fn the_counter_counts_every_new_attempt() {
+async fn cancelling_an_uncaptured_approval_cancels_it() {
     let sandbox = SandboxProcessor::new();
+    let (payment, _) = paid(&sandbox, cards::APPROVED_NOT_CAPTURED).await;
+    let reference = reference(&payment);
+    assert_eq!(sandbox.cancel(&reference).await, Ok(canceled(&payment)));
+    assert_eq!(sandbox.retrieve(&reference).await, Ok(canceled(&payment)));
+}
+
+#[tokio::test]
+async fn cancelling_a_decline_reports_the_decline() {
+    let sandbox = SandboxProcessor::new();
+    let (payment, _) = paid(&sandbox, cards::INSUFFICIENT_FUNDS).await;
+    assert_eq!(
+        sandbox.cancel(&reference(&payment)).await,
+        Ok(declined(&payment, "insufficient_funds"))
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_reference_is_a_controlled_error_everywhere() {
+    let sandbox = SandboxProcessor::new();
+    // Another payment exists; these references are not its.
+    let (payment, _) = paid(&sandbox, cards::CHALLENGE).await;
+    for unknown in ["sbx_nope", "", &payment.attempt.to_string()] {
+        assert!(
+            matches!(
+                sandbox.retrieve(unknown).await,
+                Err(ProcessorError::Controlled(_))
+            ),
+            "retrieve {unknown}"
+        );
+        assert!(
+            matches!(
+                sandbox.answer_challenge(unknown, true).await,
+                Err(ProcessorError::Controlled(_))
+            ),
+            "answer_challenge {unknown}"
+        );
+        assert!(
+            matches!(
+                sandbox.cancel(unknown).await,
+                Err(ProcessorError::Controlled(_))
+            ),
+            "cancel {unknown}"
+        );
+    }
+    // And the real one was left alone.
+    assert_eq!(
+        sandbox.retrieve(&reference(&payment)).await,
+        Ok(challenge(&payment))
+    );
+}
+
+#[tokio::test]
+async fn the_counters_count_new_attempts_and_every_call() {
+    let sandbox = SandboxProcessor::new();
+    let mut payments = Vec::new();
     for number in [cards::APPROVED, cards::DECLINED, cards::CHALLENGE] {
-        sandbox
-            .authorize(Payment::new(card(number)).request())
-            .await
-            .unwrap();
+        let (payment, answer) = paid(&sandbox, number).await;
+        answer.unwrap();
+        payments.push(payment);
+    }
+    for payment in &payments {
+        sandbox.authorize(payment.request()).await.unwrap();
     }
     assert_eq!(sandbox.authorizations(), 3);
+    assert_eq!(sandbox.authorize_calls(), 6);
 }

@@ -1,19 +1,28 @@
-//! The Stripe adapter against a fault-injecting stand-in: what is sent, and how every kind of
-//! failure is reported (never with card data).
+//! The Stripe adapter against the scripted stand-in (`testing::stand_in`): what is sent, and
+//! how every kind of failure is reported. The rules checked: a doubt about a charge is always
+//! `Communication`, `Controlled` only when the processor refused and certainly holds nothing,
+//! a lost answer is recovered by sending the same request with the same key (never by listing
+//! or searching), and no error text ever carries card data.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
 mod support;
 
 use std::time::{Duration, Instant};
 
-use checkout_domain::ports::{CardProcessor, ChallengeAnswer, ProcessorError, ProcessorOutcome};
-use checkout_processor::testing::stand_in::{Reply, StandIn};
+use checkout_domain::ports::{CardProcessor, ProcessorError, ProcessorOutcome};
+use checkout_processor::testing::stand_in::{Recorded, Reply, StandIn};
 use checkout_processor::{StripeConfig, StripeProcessor};
-use serde_json::json;
-use support::{card, Payment};
+use serde_json::{json, Value};
+use support::{card, card_with, Payment, CVV};
 
 const TIMEOUT: Duration = Duration::from_millis(500);
+/// How late past the timeout a call may come back.
+const SLACK: Duration = Duration::from_secs(1);
 const CARD: &str = "4242424242424242";
+/// The payment method the stand-in "made".
+const PM: &str = "pm_standin";
+/// The intent the stand-in "made".
+const PI: &str = "pi_standin";
 
 fn processor(base_url: url::Url) -> StripeProcessor {
     StripeProcessor::new(StripeConfig {
@@ -25,99 +34,243 @@ fn processor(base_url: url::Url) -> StripeProcessor {
 }
 
 fn payment_method() -> Reply {
-    Reply::Json(
-        200,
-        json!({ "id": "pm_standin", "object": "payment_method" }),
-    )
+    Reply::Json(200, json!({ "id": PM, "object": "payment_method" }))
 }
 
-fn intent(status: &str) -> serde_json::Value {
-    json!({ "id": "pi_standin", "object": "payment_intent", "status": status,
+fn intent(status: &str) -> Value {
+    json!({ "id": PI, "object": "payment_intent", "status": status,
             "client_secret": "pi_standin_secret_x", "metadata": {} })
 }
 
-/// Authorises a payment against `replies` and returns the error, checked for card data.
-async fn failure(replies: Vec<Reply>) -> ProcessorError {
+/// A payment that was tokenized already (its payment method is [`PM`]).
+fn tokenized() -> Payment {
+    Payment::with_payment_method(card(CARD), PM)
+}
+
+/// An error body of `kind`, naming the intent [`PI`] when `names_intent`.
+fn error_body(kind: &str, message: &str, names_intent: bool) -> Value {
+    let mut body = json!({ "error": { "type": kind, "message": message } });
+    if names_intent {
+        body["error"]["payment_intent"] = intent("succeeded");
+    }
+    body
+}
+
+/// Checks that no request lists or searches: every GET reads one intent by id, and no
+/// request has a query.
+fn assert_no_list_or_search(requests: &[Recorded]) {
+    for request in requests {
+        assert!(
+            !request.target.contains('?'),
+            "a query: {} {}",
+            request.method,
+            request.target
+        );
+        assert!(
+            !request.target.contains("search"),
+            "a search: {}",
+            request.target
+        );
+        if request.method == "GET" {
+            let segments: Vec<&str> = request.path().split('/').collect();
+            assert!(
+                matches!(segments.as_slice(), ["", "v1", "payment_intents", id] if !id.is_empty()),
+                "a GET that is not the retrieve of one intent: {}",
+                request.target
+            );
+        }
+    }
+}
+
+/// The targets of `requests`, as `METHOD path`.
+fn targets(requests: &[Recorded]) -> Vec<String> {
+    requests
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.target))
+        .collect()
+}
+
+/// Authorises a tokenized payment against `replies` and returns the error, checked for card
+/// data, with the requests sent.
+async fn authorize_failure(replies: Vec<Reply>) -> (ProcessorError, Vec<Recorded>) {
     let stand_in = StandIn::start(replies).await;
-    let payment = Payment::new(card(CARD));
+    let payment = tokenized();
     let error = processor(stand_in.base_url.clone())
         .authorize(payment.request())
         .await
         .expect_err("the authorisation should fail");
-    payment.assert_no_card_data(&error.to_string());
-    payment.assert_no_card_data(&format!("{error:?}"));
-    error
+    payment.assert_error_has_no_card_data(&error);
+    let requests = stand_in.requests();
+    assert_no_list_or_search(&requests);
+    (error, requests)
+}
+
+/// Authorises a tokenized payment against `replies` and returns the outcome.
+async fn authorize_against(replies: Vec<Reply>) -> Result<ProcessorOutcome, ProcessorError> {
+    let stand_in = StandIn::start(replies).await;
+    let payment = tokenized();
+    let outcome = processor(stand_in.base_url.clone())
+        .authorize(payment.request())
+        .await;
+    assert_no_list_or_search(&stand_in.requests());
+    outcome
+}
+
+fn is_communication(result: &Result<ProcessorOutcome, ProcessorError>) -> bool {
+    matches!(result, Err(ProcessorError::Communication(_)))
+}
+
+// ----- what is sent -------------------------------------------------------------------------
+
+#[tokio::test]
+async fn the_payment_method_request_carries_the_card_and_its_key() {
+    let stand_in = StandIn::start(vec![payment_method()]).await;
+    let mut payment = Payment::new(card(CARD));
+    let reference = payment
+        .tokenize(&processor(stand_in.base_url.clone()))
+        .await;
+    assert_eq!(reference.as_deref(), Ok(PM));
+
+    let requests = stand_in.requests();
+    assert_eq!(targets(&requests), ["POST /v1/payment_methods"]);
+    let pm = &requests[0];
+    assert_eq!(pm.header("authorization"), Some("Bearer sk_test_stand_in"));
+    assert_eq!(
+        pm.header("content-type"),
+        Some("application/x-www-form-urlencoded")
+    );
+    assert_eq!(
+        pm.header("idempotency-key"),
+        Some(format!("hc-attempt-{}-payment-method", payment.attempt).as_str())
+    );
+    assert_eq!(pm.field("type").as_deref(), Some("card"));
+    assert_eq!(pm.field("card[number]").as_deref(), Some(CARD));
+    assert_eq!(pm.field("card[cvc]").as_deref(), Some(CVV));
+    assert_eq!(pm.field("card[exp_month]").as_deref(), Some("12"));
+    assert_eq!(
+        pm.field("card[exp_year]"),
+        Some(payment.card.expiry.year().to_string())
+    );
 }
 
 #[tokio::test]
-async fn the_requests_carry_the_card_the_amount_and_idempotency_keys() {
-    let stand_in = StandIn::start(vec![
-        payment_method(),
-        Reply::Json(200, intent("requires_capture")),
-    ])
-    .await;
-    let payment = Payment::of(card(CARD), "1234.5", "CRC");
+async fn the_intent_request_carries_the_payment_method_the_amount_and_its_key() {
+    let stand_in = StandIn::start(vec![Reply::Json(200, intent("requires_capture"))]).await;
+    let mut payment = Payment::of(card(CARD), "1234.5", "CRC");
+    payment.payment_method = PM.into();
     let outcome = processor(stand_in.base_url.clone())
         .authorize(payment.request())
         .await;
     assert_eq!(
         outcome,
         Ok(ProcessorOutcome::Approved {
-            processor_reference: "pi_standin".into(),
+            processor_reference: PI.into(),
             captured: false,
         })
     );
 
     let requests = stand_in.requests();
-    assert_eq!(requests.len(), 2);
-    let key = payment.attempt.idempotency_key();
-    let (pm, pi) = (&requests[0], &requests[1]);
-    for request in &requests {
-        assert_eq!(request.method, "POST");
-        assert_eq!(
-            request.header("authorization"),
-            Some("Bearer sk_test_stand_in")
-        );
-        assert_eq!(
-            request.header("content-type"),
-            Some("application/x-www-form-urlencoded")
-        );
-    }
-
-    assert_eq!(pm.target, "/v1/payment_methods");
-    assert_eq!(
-        pm.header("idempotency-key"),
-        Some(format!("{key}-payment-method").as_str())
-    );
-    assert_eq!(pm.field("type").as_deref(), Some("card"));
-    assert_eq!(pm.field("card[number]").as_deref(), Some(CARD));
-    assert_eq!(pm.field("card[cvc]").as_deref(), Some(support::CVV));
-    assert_eq!(pm.field("card[exp_month]").as_deref(), Some("12"));
-    assert_eq!(
-        pm.field("card[exp_year]"),
-        Some(payment.card.expiry.year().to_string())
-    );
-
-    assert_eq!(pi.target, "/v1/payment_intents");
+    assert_eq!(targets(&requests), ["POST /v1/payment_intents"]);
+    let pi = &requests[0];
+    assert_eq!(pi.header("authorization"), Some("Bearer sk_test_stand_in"));
     assert_eq!(
         pi.header("idempotency-key"),
-        Some(format!("{key}-payment-intent").as_str())
+        Some(format!("hc-attempt-{}-payment-intent", payment.attempt).as_str())
     );
-    assert_eq!(pi.field("amount").as_deref(), Some("123450"));
-    assert_eq!(pi.field("currency").as_deref(), Some("crc"));
-    assert_eq!(pi.field("payment_method").as_deref(), Some("pm_standin"));
-    assert_eq!(pi.field("confirm").as_deref(), Some("true"));
-    assert_eq!(pi.field("return_url"), Some(payment.return_url.clone()));
-    assert_eq!(
-        pi.field("metadata[attempt]"),
-        Some(payment.attempt.to_string())
-    );
-    assert_eq!(
-        pi.field("metadata[session]"),
-        Some(payment.session.to_string())
-    );
-    // The card goes to the payment method call only.
+    let expected: Vec<(String, String)> = [
+        ("amount", "123450".to_owned()),
+        ("currency", "crc".to_owned()),
+        ("payment_method", PM.to_owned()),
+        ("payment_method_types[0]", "card".to_owned()),
+        ("confirm", "true".to_owned()),
+        ("metadata[attempt]", payment.attempt.to_string()),
+        ("metadata[session]", payment.session.to_string()),
+        (
+            "metadata[internal_reference]",
+            payment.reference.as_str().to_owned(),
+        ),
+        ("return_url", payment.return_url.clone()),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_owned(), value))
+    .collect();
+    let mut sent = pi.form();
+    sent.sort();
+    let mut expected = expected;
+    expected.sort();
+    assert_eq!(sent, expected);
+    // The card went to the payment-method call only.
     payment.assert_no_card_data(&pi.body);
+}
+
+#[tokio::test]
+async fn every_send_of_one_attempt_is_the_same_request() {
+    let stand_in = StandIn::start(vec![Reply::Json(200, intent("succeeded"))]).await;
+    let stripe = processor(stand_in.base_url.clone());
+    let payment = tokenized();
+    let first = stripe.authorize(payment.request()).await;
+    let second = stripe.authorize(payment.request()).await;
+    assert!(
+        matches!(first, Ok(ProcessorOutcome::Approved { .. })),
+        "{first:?}"
+    );
+    assert_eq!(second, first);
+    // A new adapter (a restarted service) sends it the same way too.
+    let third = processor(stand_in.base_url.clone())
+        .authorize(payment.request())
+        .await;
+    assert_eq!(third, first);
+
+    let requests = stand_in.requests();
+    assert_eq!(requests.len(), 3);
+    let key = format!("hc-attempt-{}-payment-intent", payment.attempt);
+    for request in &requests {
+        assert_eq!(request.target, "/v1/payment_intents");
+        assert_eq!(request.header("idempotency-key"), Some(key.as_str()));
+        assert_eq!(request.form(), requests[0].form());
+    }
+
+    // Another attempt has another key.
+    let other = tokenized();
+    stripe.authorize(other.request()).await.unwrap();
+    let requests = stand_in.requests();
+    assert_ne!(requests[3].header("idempotency-key"), Some(key.as_str()));
+}
+
+#[tokio::test]
+async fn a_replay_after_a_lost_answer_is_the_same_request_and_gets_the_charge() {
+    for lost in [
+        Reply::Hang,
+        Reply::Reset,
+        Reply::Close,
+        Reply::Json(500, json!({})),
+        Reply::Json(409, error_body("idempotency_error", "in flight", false)),
+    ] {
+        let stand_in =
+            StandIn::start(vec![lost.clone(), Reply::Json(200, intent("succeeded"))]).await;
+        let stripe = processor(stand_in.base_url.clone());
+        let payment = tokenized();
+        let first = stripe.authorize(payment.request()).await;
+        assert!(is_communication(&first), "{lost:?}: {first:?}");
+        let replay = stripe.authorize(payment.request()).await;
+        assert_eq!(
+            replay,
+            Ok(ProcessorOutcome::Approved {
+                processor_reference: PI.into(),
+                captured: true,
+            }),
+            "{lost:?}"
+        );
+        let requests = stand_in.requests();
+        assert_eq!(requests.len(), 2, "{lost:?}: {:?}", targets(&requests));
+        assert_eq!(requests[0].target, requests[1].target);
+        assert_eq!(
+            requests[0].header("idempotency-key"),
+            requests[1].header("idempotency-key")
+        );
+        assert_eq!(requests[0].form(), requests[1].form(), "{lost:?}");
+        assert_no_list_or_search(&requests);
+    }
 }
 
 #[tokio::test]
@@ -127,24 +280,22 @@ async fn a_hosted_challenge_gives_its_url() {
         "type": "redirect_to_url",
         "redirect_to_url": { "url": "https://hooks.stripe.test/3ds/abc", "return_url": "x" }
     });
-    let stand_in = StandIn::start(vec![payment_method(), Reply::Json(200, requires_action)]).await;
-    let payment = Payment::new(card(CARD));
-    let outcome = processor(stand_in.base_url.clone())
-        .authorize(payment.request())
-        .await;
+    let outcome = authorize_against(vec![Reply::Json(200, requires_action)]).await;
     assert_eq!(
         outcome,
         Ok(ProcessorOutcome::ChallengeRequired {
-            processor_reference: "pi_standin".into(),
+            processor_reference: PI.into(),
             challenge_url: Some("https://hooks.stripe.test/3ds/abc".into()),
         })
     );
 }
 
+// ----- the intent create: failures ----------------------------------------------------------
+
 #[tokio::test]
-async fn a_server_that_hangs_is_a_communication_error_within_the_timeout() {
+async fn an_intent_create_that_hangs_is_a_communication_error_within_the_timeout() {
     let started = Instant::now();
-    let error = failure(vec![Reply::Hang]).await;
+    let (error, requests) = authorize_failure(vec![Reply::Hang]).await;
     let elapsed = started.elapsed();
     assert!(
         matches!(error, ProcessorError::Communication(_)),
@@ -152,38 +303,19 @@ async fn a_server_that_hangs_is_a_communication_error_within_the_timeout() {
     );
     assert!(error.to_string().contains("timed out"), "{error}");
     assert!(
-        elapsed < TIMEOUT + Duration::from_secs(1),
+        elapsed < TIMEOUT + SLACK,
         "took {elapsed:?} with a {TIMEOUT:?} timeout"
     );
+    assert_eq!(requests.len(), 1);
 }
 
 #[tokio::test]
-async fn a_server_that_hangs_on_the_second_call_is_a_communication_error() {
-    let started = Instant::now();
-    let error = failure(vec![payment_method(), Reply::Hang]).await;
-    assert!(
-        matches!(error, ProcessorError::Communication(_)),
-        "{error:?}"
-    );
-    assert!(started.elapsed() < TIMEOUT + Duration::from_secs(1));
-}
-
-#[tokio::test]
-async fn a_closed_connection_is_a_communication_error() {
-    let error = failure(vec![Reply::Close]).await;
-    assert!(
-        matches!(error, ProcessorError::Communication(_)),
-        "{error:?}"
-    );
-}
-
-#[tokio::test]
-async fn a_reset_connection_is_a_communication_error() {
-    for replies in [vec![Reply::Reset], vec![payment_method(), Reply::Reset]] {
-        let error = failure(replies).await;
+async fn a_closed_or_reset_connection_is_a_communication_error() {
+    for reply in [Reply::Close, Reply::Reset] {
+        let (error, _) = authorize_failure(vec![reply.clone()]).await;
         assert!(
             matches!(error, ProcessorError::Communication(_)),
-            "{error:?}"
+            "{reply:?}: {error:?}"
         );
     }
 }
@@ -195,35 +327,40 @@ async fn a_refused_connection_is_a_communication_error() {
         .local_addr()
         .unwrap()
         .port();
-    let payment = Payment::new(card(CARD));
     let base_url = url::Url::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
-    let error = processor(base_url)
-        .authorize(payment.request())
-        .await
-        .unwrap_err();
+    let stripe = processor(base_url);
+    let mut payment = Payment::new(card(CARD));
+    let error = payment.tokenize(&stripe).await.unwrap_err();
     assert!(
         matches!(error, ProcessorError::Communication(_)),
         "{error:?}"
     );
-    payment.assert_no_card_data(&error.to_string());
+    payment.assert_error_has_no_card_data(&error);
+    let payment = tokenized();
+    let error = stripe.authorize(payment.request()).await.unwrap_err();
+    assert!(
+        matches!(error, ProcessorError::Communication(_)),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_5xx_is_a_communication_error() {
-    for status in [500, 502, 503] {
-        let body = json!({ "error": { "type": "api_error", "message": "boom" } });
-        let error = failure(vec![Reply::Json(status, body)]).await;
+    for status in [500, 502, 503, 504] {
+        let body = error_body("api_error", "boom", false);
+        let (error, _) = authorize_failure(vec![Reply::Json(status, body)]).await;
         assert!(
             matches!(error, ProcessorError::Communication(_)),
-            "{error:?}"
+            "{status}: {error:?}"
         );
         assert!(
             error.to_string().contains(&format!("HTTP {status}")),
             "{error}"
         );
     }
-    // Also when the payment method was made and the intent call fails.
-    let error = failure(vec![payment_method(), Reply::Json(500, json!({}))]).await;
+    // Even one that names an intent: the server failed, what it did is unknown.
+    let body = error_body("api_error", "boom", true);
+    let (error, _) = authorize_failure(vec![Reply::Json(500, body)]).await;
     assert!(
         matches!(error, ProcessorError::Communication(_)),
         "{error:?}"
@@ -231,40 +368,103 @@ async fn a_5xx_is_a_communication_error() {
 }
 
 #[tokio::test]
-async fn conflicts_and_rate_limits_are_communication_errors() {
+async fn conflicts_rate_limits_and_idempotency_errors_are_communication_errors() {
     for (status, kind) in [
         (409, "idempotency_error"),
+        (409, "invalid_request_error"),
         (429, "rate_limit_error"),
         (400, "idempotency_error"),
     ] {
-        let body = json!({ "error": { "type": kind, "message": "try later" } });
-        let error = failure(vec![Reply::Json(status, body)]).await;
+        let body = error_body(kind, "try later", false);
+        let (error, requests) = authorize_failure(vec![Reply::Json(status, body)]).await;
         assert!(
             matches!(error, ProcessorError::Communication(_)),
-            "{status}: {error:?}"
+            "{status} {kind}: {error:?}"
+        );
+        // Nothing more was sent: the service replays later with the same key.
+        assert_eq!(requests.len(), 1, "{status} {kind}");
+    }
+}
+
+#[tokio::test]
+async fn an_unreadable_or_undecided_answer_is_a_communication_error() {
+    let mut no_error = intent("requires_payment_method");
+    no_error["last_payment_error"] = Value::Null;
+    for body in [
+        json!("not an object"),
+        json!({ "id": 1, "status": "succeeded" }),
+        json!({ "object": "payment_intent" }),
+        intent("processing"),
+        intent("requires_confirmation"),
+        intent("a_status_from_the_future"),
+        no_error,
+    ] {
+        let (error, _) = authorize_failure(vec![Reply::Json(200, body.clone())]).await;
+        assert!(
+            matches!(error, ProcessorError::Communication(_)),
+            "{body}: {error:?}"
         );
     }
 }
 
 #[tokio::test]
-async fn an_unreadable_answer_is_a_communication_error() {
-    let error = failure(vec![Reply::Json(200, json!("not an object"))]).await;
-    assert!(
-        matches!(error, ProcessorError::Communication(_)),
-        "{error:?}"
-    );
+async fn a_refusal_naming_no_intent_is_a_controlled_error() {
+    for status in [400, 401, 403, 404] {
+        let body = error_body("invalid_request_error", "no", false);
+        let (error, requests) = authorize_failure(vec![Reply::Json(status, body)]).await;
+        assert!(
+            matches!(error, ProcessorError::Controlled(_)),
+            "{status}: {error:?}"
+        );
+        assert!(
+            error.to_string().contains(&format!("HTTP {status}")),
+            "{error}"
+        );
+        // Refused outright: nothing else was asked.
+        assert_eq!(targets(&requests), ["POST /v1/payment_intents"]);
+    }
 }
 
 #[tokio::test]
-async fn a_400_is_a_controlled_error_with_the_message_but_no_card_data() {
-    // A processor that echoes the card number and CVV in its message.
+async fn a_refusal_that_might_hide_an_intent_is_a_communication_error() {
+    let doubtful = [
+        // A body that cannot be read might have named an intent.
+        (400, json!("<html>Bad Request</html>")),
+        (
+            400,
+            json!({ "error": { "type": "invalid_request_error", "payment_intent": "pi_1" } }),
+        ),
+        (
+            400,
+            json!({ "error": { "type": "invalid_request_error", "payment_intent": {} } }),
+        ),
+        // An intent named by an id that cannot be asked about.
+        (
+            400,
+            json!({ "error": { "type": "invalid_request_error", "payment_intent": { "id": "pi-1" } } }),
+        ),
+        // A request timeout says nothing about what was done.
+        (408, error_body("invalid_request_error", "timeout", false)),
+    ];
+    for (status, body) in doubtful {
+        let (error, _) = authorize_failure(vec![Reply::Json(status, body.clone())]).await;
+        assert!(
+            matches!(error, ProcessorError::Communication(_)),
+            "{status} {body}: {error:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_refusal_echoing_the_card_is_a_controlled_error_without_card_data() {
+    // A processor that echoes the card number in its message.
     let body = json!({ "error": {
         "type": "invalid_request_error",
         "code": "parameter_invalid",
-        "message": format!("Invalid card 4242 4242 4242 4242 / {CARD} with cvc {}", support::CVV),
-        "param": "card[number]",
+        "message": format!("Invalid card 4242 4242 4242 4242 / {CARD} / 4242-4242-4242-4242"),
+        "param": "payment_method",
     }});
-    let error = failure(vec![Reply::Json(400, body)]).await;
+    let (error, _) = authorize_failure(vec![Reply::Json(400, body)]).await;
     let ProcessorError::Controlled(text) = &error else {
         panic!("expected a controlled error, got {error:?}");
     };
@@ -274,19 +474,96 @@ async fn a_400_is_a_controlled_error_with_the_message_but_no_card_data() {
 }
 
 #[tokio::test]
-async fn other_4xx_are_controlled_errors() {
-    for status in [401, 403, 404] {
-        let body = json!({ "error": { "type": "invalid_request_error", "message": "no" } });
-        let error = failure(vec![Reply::Json(status, body)]).await;
-        assert!(
-            matches!(error, ProcessorError::Controlled(_)),
-            "{status}: {error:?}"
+async fn a_refusal_naming_an_intent_reads_that_intent() {
+    let mut declined = intent("requires_payment_method");
+    declined["last_payment_error"] = json!({ "type": "card_error", "code": "card_declined",
+                                             "decline_code": "do_not_honor" });
+    let cases = [
+        (
+            intent("succeeded"),
+            Ok(ProcessorOutcome::Approved {
+                processor_reference: PI.into(),
+                captured: true,
+            }),
+        ),
+        (
+            intent("requires_capture"),
+            Ok(ProcessorOutcome::Approved {
+                processor_reference: PI.into(),
+                captured: false,
+            }),
+        ),
+        (
+            intent("requires_action"),
+            Ok(ProcessorOutcome::ChallengeRequired {
+                processor_reference: PI.into(),
+                challenge_url: None,
+            }),
+        ),
+        (
+            declined,
+            Ok(ProcessorOutcome::Declined {
+                processor_reference: Some(PI.into()),
+                reason: "do_not_honor".into(),
+            }),
+        ),
+        (
+            intent("canceled"),
+            Ok(ProcessorOutcome::Canceled {
+                processor_reference: PI.into(),
+            }),
+        ),
+    ];
+    for (held, expected) in cases {
+        // A 400 about an intent that exists (for example, it was confirmed already).
+        let refusal = error_body(
+            "invalid_request_error",
+            "This PaymentIntent's payment_method could not be updated",
+            true,
         );
+        let stand_in = StandIn::answering(move |request| match request.method.as_str() {
+            "POST" => Reply::Json(400, refusal.clone()),
+            _ => Reply::Json(200, held.clone()),
+        })
+        .await;
+        let payment = tokenized();
+        let outcome = processor(stand_in.base_url.clone())
+            .authorize(payment.request())
+            .await;
+        assert_eq!(outcome, expected);
+        let requests = stand_in.requests();
+        assert_eq!(
+            targets(&requests),
+            [
+                "POST /v1/payment_intents",
+                "GET /v1/payment_intents/pi_standin"
+            ]
+        );
+        assert_no_list_or_search(&requests);
     }
 }
 
 #[tokio::test]
-async fn a_402_card_error_is_a_decline() {
+async fn a_refusal_naming_an_intent_that_cannot_be_read_is_a_communication_error() {
+    for read in [
+        Reply::Json(404, error_body("invalid_request_error", "No such", false)),
+        Reply::Json(500, json!({})),
+        Reply::Reset,
+        Reply::Hang,
+    ] {
+        let refusal = error_body("invalid_request_error", "already confirmed", true);
+        let (error, requests) =
+            authorize_failure(vec![Reply::Json(400, refusal), read.clone()]).await;
+        assert!(
+            matches!(error, ProcessorError::Communication(_)),
+            "{read:?}: {error:?}"
+        );
+        assert_eq!(requests.len(), 2, "{read:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_402_is_a_decline() {
     let body = json!({ "error": {
         "type": "card_error",
         "code": "card_declined",
@@ -294,11 +571,7 @@ async fn a_402_card_error_is_a_decline() {
         "message": "Your card has insufficient funds.",
         "payment_intent": { "id": "pi_declined", "status": "requires_payment_method" },
     }});
-    let stand_in = StandIn::start(vec![payment_method(), Reply::Json(402, body)]).await;
-    let payment = Payment::new(card(CARD));
-    let outcome = processor(stand_in.base_url.clone())
-        .authorize(payment.request())
-        .await;
+    let outcome = authorize_against(vec![Reply::Json(402, body)]).await;
     assert_eq!(
         outcome,
         Ok(ProcessorOutcome::Declined {
@@ -306,41 +579,43 @@ async fn a_402_card_error_is_a_decline() {
             reason: "insufficient_funds".into(),
         })
     );
-}
 
-#[tokio::test]
-async fn a_402_on_the_card_itself_is_a_decline_without_reference() {
     let body = json!({ "error": {
-        "type": "card_error", "code": "incorrect_number", "message": "Your card number is incorrect."
+        "type": "card_error", "code": "expired_card", "message": "Your card has expired."
     }});
-    let stand_in = StandIn::start(vec![Reply::Json(402, body)]).await;
-    let payment = Payment::new(card(CARD));
-    let outcome = processor(stand_in.base_url.clone())
-        .authorize(payment.request())
-        .await;
+    let outcome = authorize_against(vec![Reply::Json(402, body)]).await;
     assert_eq!(
         outcome,
         Ok(ProcessorOutcome::Declined {
             processor_reference: None,
-            reason: "incorrect_number".into(),
+            reason: "expired_card".into(),
         })
     );
 }
 
 #[tokio::test]
+async fn a_decline_reason_never_carries_card_data() {
+    let body = json!({ "error": {
+        "type": "card_error", "code": format!("card_{CARD}"), "message": "declined",
+    }});
+    let outcome = authorize_against(vec![Reply::Json(402, body)]).await;
+    let Ok(ProcessorOutcome::Declined { reason, .. }) = &outcome else {
+        panic!("expected a decline, got {outcome:?}");
+    };
+    tokenized().assert_no_card_data(reason);
+}
+
+#[tokio::test]
 async fn a_server_refusing_return_url_gets_the_request_again_without_it() {
-    let refusal =
-        json!({ "error": { "type": "invalid_request_error", "message": "Unexpected return_url" } });
+    let refusal = error_body("invalid_request_error", "Unexpected return_url", false);
     let stand_in = StandIn::start(vec![
-        payment_method(),
         Reply::Json(400, refusal),
         Reply::Json(200, intent("succeeded")),
     ])
     .await;
-    let payment = Payment::new(card(CARD));
-    let outcome = processor(stand_in.base_url.clone())
-        .authorize(payment.request())
-        .await;
+    let stripe = processor(stand_in.base_url.clone());
+    let payment = tokenized();
+    let outcome = stripe.authorize(payment.request()).await;
     assert!(
         matches!(
             outcome,
@@ -348,10 +623,22 @@ async fn a_server_refusing_return_url_gets_the_request_again_without_it() {
         ),
         "{outcome:?}"
     );
+    // A replay, and the next attempt, go without it straight away.
+    assert_eq!(stripe.authorize(payment.request()).await, outcome);
+    stripe.authorize(tokenized().request()).await.unwrap();
+
     let requests = stand_in.requests();
-    assert_eq!(requests.len(), 3);
-    assert!(requests[1].field("return_url").is_some());
-    assert!(requests[2].field("return_url").is_none());
+    assert_eq!(requests.len(), 4);
+    assert!(requests[0].field("return_url").is_some());
+    for request in &requests[1..] {
+        assert!(request.field("return_url").is_none());
+    }
+    assert_eq!(
+        requests[0].header("idempotency-key"),
+        requests[1].header("idempotency-key")
+    );
+    // The sends that could have made an intent are one request, field for field.
+    assert_eq!(requests[1].form(), requests[2].form());
     assert_eq!(
         requests[1].header("idempotency-key"),
         requests[2].header("idempotency-key")
@@ -359,103 +646,462 @@ async fn a_server_refusing_return_url_gets_the_request_again_without_it() {
 }
 
 #[tokio::test]
-async fn a_challenge_that_times_out_is_a_communication_error() {
-    let stand_in = StandIn::start(vec![Reply::Hang]).await;
-    let started = Instant::now();
-    let outcome = processor(stand_in.base_url.clone())
-        .complete_challenge("pi_standin", ChallengeAnswer::Passed)
-        .await;
-    assert!(
-        matches!(outcome, Err(ProcessorError::Communication(_))),
-        "{outcome:?}"
-    );
-    assert!(started.elapsed() < TIMEOUT + Duration::from_secs(1));
-}
-
-#[tokio::test]
-async fn a_challenge_still_pending_after_authentication_is_never_reported_as_a_challenge() {
+async fn a_return_url_refusal_naming_an_intent_is_not_retried() {
+    // Something was made: no second send without return_url; the intent decides.
+    let refusal = error_body("invalid_request_error", "Unexpected return_url", true);
     let stand_in = StandIn::start(vec![
-        Reply::Json(200, intent("requires_action")),
-        Reply::Json(200, intent("requires_action")),
-        Reply::Json(200, intent("requires_action")),
+        Reply::Json(400, refusal),
+        Reply::Json(200, intent("succeeded")),
     ])
     .await;
     let outcome = processor(stand_in.base_url.clone())
-        .complete_challenge("pi_standin", ChallengeAnswer::Passed)
+        .authorize(tokenized().request())
         .await;
     assert!(
-        matches!(outcome, Err(ProcessorError::Communication(_))),
+        matches!(outcome, Ok(ProcessorOutcome::Approved { .. })),
         "{outcome:?}"
     );
-    let targets: Vec<String> = stand_in.requests().into_iter().map(|r| r.target).collect();
     assert_eq!(
-        targets,
+        targets(&stand_in.requests()),
         [
-            "/v1/payment_intents/pi_standin",
-            "/v1/payment_intents/pi_standin/_authenticate",
-            "/v1/payment_intents/pi_standin/cancel",
+            "POST /v1/payment_intents",
+            "GET /v1/payment_intents/pi_standin"
+        ]
+    );
+}
+
+// ----- the payment-method create ------------------------------------------------------------
+
+#[tokio::test]
+async fn a_failed_payment_method_request_is_an_error_and_no_intent_is_asked_for() {
+    let refused = |status| Reply::Json(status, error_body("invalid_request_error", "no", false));
+    let cases: Vec<(Reply, bool)> = vec![
+        // (the reply, whether the outcome is unknown: Communication)
+        (Reply::Hang, true),
+        (Reply::Close, true),
+        (Reply::Reset, true),
+        (Reply::Json(500, json!({})), true),
+        (Reply::Json(503, json!({})), true),
+        (
+            Reply::Json(409, error_body("idempotency_error", "x", false)),
+            true,
+        ),
+        (
+            Reply::Json(429, error_body("rate_limit_error", "x", false)),
+            true,
+        ),
+        (Reply::Json(200, json!("not an object")), true),
+        (refused(400), false),
+        (refused(401), false),
+        (refused(404), false),
+        (
+            Reply::Json(
+                402,
+                error_body("card_error", "Your card was declined.", false),
+            ),
+            false,
+        ),
+    ];
+    for (reply, unknown) in cases {
+        let stand_in = StandIn::start(vec![reply.clone(), payment_method()]).await;
+        let stripe = processor(stand_in.base_url.clone());
+        let mut payment = Payment::new(card(CARD));
+        let started = Instant::now();
+        let error = payment.pay(&stripe).await.unwrap_err();
+        assert!(started.elapsed() < TIMEOUT + SLACK, "{reply:?}");
+        if unknown {
+            assert!(
+                matches!(error, ProcessorError::Communication(_)),
+                "{reply:?}: {error:?}"
+            );
+        } else {
+            assert!(
+                matches!(error, ProcessorError::Controlled(_)),
+                "{reply:?}: {error:?}"
+            );
+        }
+        payment.assert_error_has_no_card_data(&error);
+        assert_eq!(
+            targets(&stand_in.requests()),
+            ["POST /v1/payment_methods"],
+            "{reply:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_payment_method_refusal_echoing_the_card_has_no_card_data() {
+    let number = "4000000000000077";
+    let cvv = "319";
+    for status in [400, 402, 404, 500] {
+        let body = json!({ "error": {
+            "type": "card_error",
+            "code": "incorrect_cvc",
+            "message": format!(
+                "card {number} (4000 0000 0000 0077, 4000-0000-0000-0077) with cvc {cvv}; cvc={cvv}"
+            ),
+            "decline_code": format!("{cvv}"),
+            "param": "card[cvc]",
+        }});
+        let stand_in = StandIn::start(vec![Reply::Json(status, body)]).await;
+        let mut payment = Payment::new(card_with(number, cvv));
+        let error = payment
+            .tokenize(&processor(stand_in.base_url.clone()))
+            .await
+            .unwrap_err();
+        payment.assert_error_has_no_card_data(&error);
+    }
+}
+
+// ----- retrieve -----------------------------------------------------------------------------
+
+#[tokio::test]
+async fn retrieve_reads_the_intent_by_id() {
+    let mut declined = intent("requires_payment_method");
+    declined["last_payment_error"] = json!({ "type": "card_error", "code": "card_declined" });
+    let cases = [
+        (
+            intent("succeeded"),
+            ProcessorOutcome::Approved {
+                processor_reference: PI.into(),
+                captured: true,
+            },
+        ),
+        (
+            intent("requires_capture"),
+            ProcessorOutcome::Approved {
+                processor_reference: PI.into(),
+                captured: false,
+            },
+        ),
+        (
+            intent("requires_action"),
+            ProcessorOutcome::ChallengeRequired {
+                processor_reference: PI.into(),
+                challenge_url: None,
+            },
+        ),
+        (
+            declined,
+            ProcessorOutcome::Declined {
+                processor_reference: Some(PI.into()),
+                reason: "card_declined".into(),
+            },
+        ),
+        (
+            intent("canceled"),
+            ProcessorOutcome::Canceled {
+                processor_reference: PI.into(),
+            },
+        ),
+    ];
+    for (held, expected) in cases {
+        let stand_in = StandIn::start(vec![Reply::Json(200, held)]).await;
+        let outcome = processor(stand_in.base_url.clone()).retrieve(PI).await;
+        assert_eq!(outcome, Ok(expected));
+        let requests = stand_in.requests();
+        assert_eq!(targets(&requests), ["GET /v1/payment_intents/pi_standin"]);
+        assert_eq!(requests[0].header("idempotency-key"), None);
+    }
+}
+
+#[tokio::test]
+async fn a_retrieve_that_fails_is_a_communication_error_never_nothing() {
+    for reply in [
+        // 404: never "there is no charge".
+        Reply::Json(
+            404,
+            error_body("invalid_request_error", "No such payment_intent", false),
+        ),
+        Reply::Json(400, error_body("invalid_request_error", "no", false)),
+        Reply::Json(401, error_body("invalid_request_error", "no", false)),
+        Reply::Json(500, json!({})),
+        Reply::Json(200, json!("not an object")),
+        Reply::Json(200, intent("processing")),
+        Reply::Json(200, intent("requires_confirmation")),
+        Reply::Reset,
+        Reply::Hang,
+    ] {
+        let stand_in = StandIn::start(vec![reply.clone()]).await;
+        let started = Instant::now();
+        let outcome = processor(stand_in.base_url.clone()).retrieve(PI).await;
+        assert!(is_communication(&outcome), "{reply:?}: {outcome:?}");
+        assert!(started.elapsed() < TIMEOUT + SLACK, "{reply:?}");
+    }
+}
+
+// ----- cancel -------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn cancel_posts_the_cancel_without_an_idempotency_key() {
+    let stand_in = StandIn::start(vec![Reply::Json(200, intent("canceled"))]).await;
+    let outcome = processor(stand_in.base_url.clone()).cancel(PI).await;
+    assert_eq!(
+        outcome,
+        Ok(ProcessorOutcome::Canceled {
+            processor_reference: PI.into(),
+        })
+    );
+    let requests = stand_in.requests();
+    assert_eq!(
+        targets(&requests),
+        ["POST /v1/payment_intents/pi_standin/cancel"]
+    );
+    assert_eq!(requests[0].header("idempotency-key"), None);
+}
+
+#[tokio::test]
+async fn a_refused_cancel_reports_what_the_intent_holds() {
+    // Stripe refuses to cancel a succeeded intent (400): the money was taken, and that is
+    // what the adapter must say.
+    let refusal = error_body(
+        "invalid_request_error",
+        "You cannot cancel this PaymentIntent because it has a status of succeeded.",
+        true,
+    );
+    let stand_in = StandIn::start(vec![
+        Reply::Json(400, refusal),
+        Reply::Json(200, intent("succeeded")),
+    ])
+    .await;
+    let outcome = processor(stand_in.base_url.clone()).cancel(PI).await;
+    assert_eq!(
+        outcome,
+        Ok(ProcessorOutcome::Approved {
+            processor_reference: PI.into(),
+            captured: true,
+        })
+    );
+    let requests = stand_in.requests();
+    assert_eq!(
+        targets(&requests),
+        [
+            "POST /v1/payment_intents/pi_standin/cancel",
+            "GET /v1/payment_intents/pi_standin"
         ]
     );
 }
 
 #[tokio::test]
-async fn lookup_that_cannot_read_every_intent_does_not_claim_no_charge() {
-    // Every page has more, and none names the attempt.
-    let page = json!({ "object": "list", "has_more": true, "data": [
-        { "id": "pi_other", "status": "succeeded", "metadata": { "attempt": "someone-else" } }
-    ]});
-    let stand_in = StandIn::start(vec![Reply::Json(200, page)]).await;
-    let payment = Payment::new(card(CARD));
-    let found = processor(stand_in.base_url.clone())
-        .lookup(payment.attempt)
+async fn a_cancel_whose_outcome_is_unknown_is_a_communication_error() {
+    let refusal = || Reply::Json(400, error_body("invalid_request_error", "no", false));
+    for replies in [
+        vec![Reply::Json(500, json!({}))],
+        vec![Reply::Reset],
+        vec![Reply::Json(429, error_body("rate_limit_error", "x", false))],
+        vec![Reply::Json(200, json!("not an object"))],
+        // Refused, and the intent cannot be read either.
+        vec![refusal(), Reply::Json(404, json!({}))],
+        vec![refusal(), Reply::Json(500, json!({}))],
+    ] {
+        let stand_in = StandIn::start(replies.clone()).await;
+        let outcome = processor(stand_in.base_url.clone()).cancel(PI).await;
+        assert!(is_communication(&outcome), "{replies:?}: {outcome:?}");
+        assert_no_list_or_search(&stand_in.requests());
+    }
+}
+
+// ----- answer_challenge (localstripe's `_authenticate`) -------------------------------------
+
+#[tokio::test]
+async fn answering_a_challenge_authenticates_with_the_client_secret() {
+    for (passed, after) in [(true, "succeeded"), (false, "requires_payment_method")] {
+        let mut settled = intent(after);
+        if !passed {
+            settled["last_payment_error"] =
+                json!({ "code": "payment_intent_authentication_failure" });
+        }
+        let stand_in = StandIn::start(vec![
+            Reply::Json(200, intent("requires_action")),
+            Reply::Json(200, settled),
+        ])
         .await;
+        let outcome = processor(stand_in.base_url.clone())
+            .answer_challenge(PI, passed)
+            .await;
+        let expected = if passed {
+            ProcessorOutcome::Approved {
+                processor_reference: PI.into(),
+                captured: true,
+            }
+        } else {
+            ProcessorOutcome::Declined {
+                processor_reference: Some(PI.into()),
+                reason: "payment_intent_authentication_failure".into(),
+            }
+        };
+        assert_eq!(outcome, Ok(expected));
+        let requests = stand_in.requests();
+        assert_eq!(
+            targets(&requests),
+            [
+                "GET /v1/payment_intents/pi_standin",
+                "POST /v1/payment_intents/pi_standin/_authenticate"
+            ]
+        );
+        let authenticate = &requests[1];
+        assert_eq!(
+            authenticate.field("client_secret").as_deref(),
+            Some("pi_standin_secret_x")
+        );
+        assert_eq!(
+            authenticate.field("success"),
+            Some(passed.to_string()),
+            "passed: {passed}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn answering_a_settled_payment_returns_what_it_holds_without_authenticating() {
+    for (held, expected) in [
+        (
+            intent("succeeded"),
+            ProcessorOutcome::Approved {
+                processor_reference: PI.into(),
+                captured: true,
+            },
+        ),
+        (
+            intent("canceled"),
+            ProcessorOutcome::Canceled {
+                processor_reference: PI.into(),
+            },
+        ),
+    ] {
+        let stand_in = StandIn::start(vec![Reply::Json(200, held)]).await;
+        let outcome = processor(stand_in.base_url.clone())
+            .answer_challenge(PI, true)
+            .await;
+        assert_eq!(outcome, Ok(expected));
+        assert_eq!(
+            targets(&stand_in.requests()),
+            ["GET /v1/payment_intents/pi_standin"]
+        );
+    }
+}
+
+// ----- every call ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn every_call_to_a_server_that_hangs_is_a_communication_error_within_the_timeout() {
+    let stand_in = StandIn::start(vec![Reply::Hang]).await;
+    let stripe = processor(stand_in.base_url.clone());
+
+    let mut payment = Payment::new(card(CARD));
+    let started = Instant::now();
+    let error = payment.tokenize(&stripe).await.unwrap_err();
     assert!(
-        matches!(found, Err(ProcessorError::Communication(_))),
-        "{found:?}"
+        matches!(error, ProcessorError::Communication(_)),
+        "tokenize: {error:?}"
     );
+    assert!(started.elapsed() < TIMEOUT + SLACK, "tokenize");
+    payment.assert_error_has_no_card_data(&error);
+
+    let started = Instant::now();
+    let outcome = stripe.authorize(tokenized().request()).await;
+    assert!(is_communication(&outcome), "authorize: {outcome:?}");
+    assert!(started.elapsed() < TIMEOUT + SLACK, "authorize");
+
+    let started = Instant::now();
+    let outcome = stripe.retrieve(PI).await;
+    assert!(is_communication(&outcome), "retrieve: {outcome:?}");
+    assert!(started.elapsed() < TIMEOUT + SLACK, "retrieve");
+
+    let started = Instant::now();
+    let outcome = stripe.cancel(PI).await;
+    assert!(is_communication(&outcome), "cancel: {outcome:?}");
+    assert!(started.elapsed() < TIMEOUT + SLACK, "cancel");
+
+    let started = Instant::now();
+    let outcome = stripe.answer_challenge(PI, true).await;
+    assert!(is_communication(&outcome), "answer_challenge: {outcome:?}");
+    assert!(started.elapsed() < TIMEOUT + SLACK, "answer_challenge");
+}
+
+#[tokio::test]
+async fn no_call_ever_lists_or_searches() {
+    // A whole payment's life against a server that loses the first intent answer and refuses
+    // the cancel: every recovery is a replay or a retrieve by id.
+    let intent_creates = std::sync::atomic::AtomicUsize::new(0);
+    let stand_in =
+        StandIn::answering(
+            move |request| match (request.method.as_str(), request.path()) {
+                ("POST", "/v1/payment_methods") => payment_method(),
+                ("POST", "/v1/payment_intents") => {
+                    if intent_creates.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                        Reply::Json(503, json!({}))
+                    } else {
+                        Reply::Json(200, intent("succeeded"))
+                    }
+                }
+                ("POST", path) if path.ends_with("/cancel") => Reply::Json(
+                    400,
+                    error_body("invalid_request_error", "status of succeeded", true),
+                ),
+                ("GET", _) => Reply::Json(200, intent("succeeded")),
+                _ => Reply::Json(404, json!({})),
+            },
+        )
+        .await;
+    let stripe = processor(stand_in.base_url.clone());
+    let mut payment = Payment::new(card(CARD));
+    assert!(is_communication(&payment.pay(&stripe).await));
+    let approved = Ok(ProcessorOutcome::Approved {
+        processor_reference: PI.into(),
+        captured: true,
+    });
+    assert_eq!(stripe.authorize(payment.request()).await, approved);
+    assert_eq!(stripe.retrieve(PI).await, approved);
+    assert_eq!(stripe.cancel(PI).await, approved);
+    assert_eq!(stripe.answer_challenge(PI, true).await, approved);
+
     let requests = stand_in.requests();
-    assert_eq!(requests.len(), 10);
-    assert!(
-        requests[1].target.contains("starting_after=pi_other"),
-        "{}",
-        requests[1].target
-    );
-}
-
-#[tokio::test]
-async fn lookup_pages_until_it_finds_the_attempt() {
-    let payment = Payment::new(card(CARD));
-    let first = json!({ "object": "list", "has_more": true, "data": [
-        { "id": "pi_other", "status": "succeeded", "metadata": { "attempt": "someone-else" } }
-    ]});
-    let second = json!({ "object": "list", "has_more": false, "data": [
-        { "id": "pi_mine", "status": "requires_capture",
-          "metadata": { "attempt": payment.attempt.to_string() } }
-    ]});
-    let stand_in = StandIn::start(vec![Reply::Json(200, first), Reply::Json(200, second)]).await;
-    let found = processor(stand_in.base_url.clone())
-        .lookup(payment.attempt)
-        .await;
+    assert_no_list_or_search(&requests);
     assert_eq!(
-        found,
-        Ok(Some(ProcessorOutcome::Approved {
-            processor_reference: "pi_mine".into(),
-            captured: false,
-        }))
+        targets(&requests),
+        [
+            "POST /v1/payment_methods",
+            "POST /v1/payment_intents",
+            "POST /v1/payment_intents",
+            "GET /v1/payment_intents/pi_standin",
+            "POST /v1/payment_intents/pi_standin/cancel",
+            "GET /v1/payment_intents/pi_standin",
+            "GET /v1/payment_intents/pi_standin",
+        ]
     );
 }
 
 #[tokio::test]
-async fn lookup_when_the_server_is_down_is_an_error() {
-    let stand_in = StandIn::start(vec![Reply::Json(503, json!({}))]).await;
-    let payment = Payment::new(card(CARD));
-    let found = processor(stand_in.base_url.clone())
-        .lookup(payment.attempt)
-        .await;
-    assert!(
-        matches!(found, Err(ProcessorError::Communication(_))),
-        "{found:?}"
-    );
+async fn a_malformed_reference_never_reaches_the_server() {
+    let stand_in = StandIn::start(vec![Reply::Json(200, intent("succeeded"))]).await;
+    let stripe = processor(stand_in.base_url.clone());
+    for reference in [
+        "",
+        "pi_1/../../v1/charges",
+        "pi_1?success=true",
+        "pi_1#x",
+        "pi 1",
+    ] {
+        for (call, outcome) in [
+            ("retrieve", stripe.retrieve(reference).await),
+            ("cancel", stripe.cancel(reference).await),
+            (
+                "answer_challenge",
+                stripe.answer_challenge(reference, true).await,
+            ),
+        ] {
+            // Nothing is sent: cancel and answer refuse the call; a read that cannot be made
+            // says nothing about a charge, so it is a communication error.
+            let expected = if call == "retrieve" {
+                matches!(outcome, Err(ProcessorError::Communication(_)))
+            } else {
+                matches!(outcome, Err(ProcessorError::Controlled(_)))
+            };
+            assert!(expected, "{call} {reference:?}: {outcome:?}");
+        }
+    }
+    assert!(stand_in.requests().is_empty(), "{:?}", stand_in.requests());
 }
 
 #[test]

@@ -53,21 +53,15 @@ impl Application {
             tokio::spawn(sweep_unsettled(
                 wired.checkout.clone(),
                 Duration::from_secs(u64::from(settings.checkout.reconcile_sweep_seconds.max(1))),
-                time::Duration::seconds(i64::from(settings.checkout.reconcile_after_seconds)),
             )),
         ];
         let pages = Pages::new(PagesConfig {
             csrf_secret: wired.csrf_secret,
             public_base_url: base_url.clone(),
             own_challenge_page: settings.processor.kind == ProcessorKind::Sandbox,
-            processor_origins: settings
-                .processor
-                .stripe_base_url
-                .as_deref()
-                .and_then(|u| url::Url::parse(u).ok())
-                .map(|u| vec![u.origin().ascii_serialization()])
-                .unwrap_or_default(),
-            // As long as one card submission may wait for the processor (three calls).
+            processor_origins: settings.processor_origins(),
+            // As long as one card submission may wait for the processor: tokenize, the
+            // authorisation and its one replay.
             processing_wait: Duration::from_millis(
                 settings.processor.timeout_ms.saturating_mul(3) + 1000,
             ),
@@ -159,38 +153,52 @@ impl Application {
     }
 }
 
-/// Expires unpaid sessions past their expiry, every `every`.
+/// Expires unpaid sessions past their expiry, every `every` (a session waiting for a
+/// challenge after the processor confirmed the cancel).
 async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
     let mut ticker = tokio::time::interval(every);
     loop {
         ticker.tick().await;
-        match checkout.expire_links().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(expired = n, "expired unpaid sessions"),
+        match checkout.expire_due_sessions().await {
+            Ok(r) if r.expired == 0 && r.challenges_examined == 0 => {}
+            Ok(r) => tracing::info!(
+                expired = r.expired,
+                challenges_examined = r.challenges_examined,
+                challenges_expired = r.challenges_expired,
+                challenges_settled = r.challenges_settled,
+                "expired unpaid sessions"
+            ),
             Err(e) => tracing::warn!(error = %e, "expiry sweep failed"),
         }
     }
 }
 
-/// Every `every`, settles the sessions that have been in Processing for `older_than` or more
-/// (a lost processor answer, a process killed mid-payment) through the processor's
-/// idempotency: the charge's outcome is recorded, or the session is payable again.
-async fn sweep_unsettled(
-    checkout: checkout_domain::Checkout,
-    every: Duration,
-    older_than: time::Duration,
-) {
+/// Every `every`, asks the processor about the attempts whose answer was lost and that are
+/// due (a timeout, a process killed mid-payment), by replaying the same request with the same
+/// idempotency key, and records what it says.
+async fn sweep_unsettled(checkout: checkout_domain::Checkout, every: Duration) {
     let mut ticker = tokio::time::interval(every);
     loop {
         ticker.tick().await;
-        match checkout.reconcile_stale(older_than).await {
+        match checkout.reconcile_due().await {
             Ok(r) if r.examined == 0 => {}
-            Ok(r) => tracing::info!(
-                examined = r.examined,
-                settled = r.settled,
-                unresolved = r.unresolved,
-                "reconciled sessions left in processing"
-            ),
+            Ok(r) => {
+                tracing::info!(
+                    examined = r.examined,
+                    processor_calls = r.processor_calls,
+                    settled = r.settled,
+                    rescheduled = r.rescheduled,
+                    given_up = r.given_up,
+                    "reconciled attempts whose answer was lost"
+                );
+                if r.given_up > 0 {
+                    tracing::error!(
+                        given_up = r.given_up,
+                        "attempts still unknown past the processor's idempotency window: \
+                         review them at the processor"
+                    );
+                }
+            }
             Err(e) => tracing::warn!(error = %e, "reconciliation sweep failed"),
         }
     }

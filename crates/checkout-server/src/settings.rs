@@ -78,12 +78,17 @@ pub struct CheckoutSettings {
     pub checkout_validity_minutes: u32,
     /// How often unpaid sessions past their expiry are swept, seconds.
     pub expiry_sweep_seconds: u32,
-    /// How often sessions left in Processing are reconciled with the processor, seconds.
+    /// How often the reconciliation sweep runs, seconds.
     pub reconcile_sweep_seconds: u32,
-    /// How long a session must have been in Processing before reconciliation settles it,
-    /// seconds; more than three processor timeouts (the calls one card submission makes),
-    /// so that a submission still in flight is never settled under it.
+    /// How long after an authorisation is sent (or found unknown) reconciliation first asks
+    /// the processor about it, seconds; the wait then doubles up to
+    /// `reconcile_max_backoff_seconds`. Any value is safe (a replay while the request still
+    /// runs gets a conflict and is rescheduled); more than a processor timeout saves calls.
     pub reconcile_after_seconds: u32,
+    /// The longest wait between two reconciliation checks of one attempt, seconds.
+    pub reconcile_max_backoff_seconds: u32,
+    /// Attempts asked about per sweep, at most (one processor call each).
+    pub reconcile_batch: u32,
 }
 
 /// Which card processor adapter to use.
@@ -110,6 +115,9 @@ pub struct ProcessorSettings {
     /// Sandbox processor only: every call waits this long first, milliseconds (default 0).
     /// For measuring the service with a slow processor (`bench/run.sh`).
     pub sandbox_delay_ms: u64,
+    /// The origins of the processor's 3DS pages, comma-separated: the card form may lead the
+    /// browser there (`form-action`). Defaults, for Stripe, to `https://hooks.stripe.com`.
+    pub challenge_origins: Option<String>,
 }
 
 impl std::fmt::Debug for ProcessorSettings {
@@ -123,6 +131,7 @@ impl std::fmt::Debug for ProcessorSettings {
             )
             .field("timeout_ms", &self.timeout_ms)
             .field("sandbox_delay_ms", &self.sandbox_delay_ms)
+            .field("challenge_origins", &self.challenge_origins)
             .finish()
     }
 }
@@ -184,6 +193,9 @@ pub struct Settings {
     pub security: SecuritySettings,
 }
 
+/// Where Stripe sends payers for a 3DS challenge (`next_action.redirect_to_url`).
+const STRIPE_CHALLENGE_ORIGINS: &str = "https://hooks.stripe.com";
+
 fn defaults() -> Value {
     json!({
         "environment": "sandbox",
@@ -197,9 +209,11 @@ fn defaults() -> Value {
             "checkout_validity_minutes": 60,
             "expiry_sweep_seconds": 60,
             "reconcile_sweep_seconds": 15,
-            "reconcile_after_seconds": 120
+            "reconcile_after_seconds": 30,
+            "reconcile_max_backoff_seconds": 3600,
+            "reconcile_batch": 50
         },
-        "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000, "sandbox_delay_ms": 0 },
+        "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000, "sandbox_delay_ms": 0, "challenge_origins": null },
         "security": {
             "token_requests_per_client_per_minute": 20,
             "token_requests_per_address_per_minute": 120,
@@ -290,18 +304,8 @@ impl Settings {
         {
             bail!("the stripe processor needs CHECKOUT__PROCESSOR__STRIPE_BASE_URL and CHECKOUT__PROCESSOR__STRIPE_API_KEY");
         }
-        let in_flight_ms = self
-            .processor
-            .timeout_ms
-            .saturating_mul(3)
-            .saturating_add(1000);
-        if u64::from(self.checkout.reconcile_after_seconds) * 1000 < in_flight_ms {
-            bail!(
-                "CHECKOUT__CHECKOUT__RECONCILE_AFTER_SECONDS must be at least three processor \
-                 timeouts plus one second ({} ms), so that a payment in flight is never \
-                 reconciled",
-                in_flight_ms
-            );
+        if self.checkout.reconcile_batch == 0 || self.checkout.reconcile_max_backoff_seconds == 0 {
+            bail!("reconcile_batch and reconcile_max_backoff_seconds must be positive");
         }
         if self.security.max_body_bytes < 1024 {
             bail!("CHECKOUT__SECURITY__MAX_BODY_BYTES must be at least 1024");
@@ -310,6 +314,36 @@ impl Settings {
             bail!("pool_size and token_lifetime_seconds must be positive");
         }
         Ok(())
+    }
+
+    /// The origins the card form may send the browser to besides the merchant's: the
+    /// processor's API origin and its 3DS pages (Stripe's by default).
+    pub fn processor_origins(&self) -> Vec<String> {
+        if self.processor.kind != ProcessorKind::Stripe {
+            return Vec::new();
+        }
+        let mut origins: Vec<String> = self
+            .processor
+            .stripe_base_url
+            .as_deref()
+            .and_then(|u| url::Url::parse(u).ok())
+            .map(|u| vec![u.origin().ascii_serialization()])
+            .unwrap_or_default();
+        let configured = self
+            .processor
+            .challenge_origins
+            .as_deref()
+            .unwrap_or(STRIPE_CHALLENGE_ORIGINS);
+        for origin in configured
+            .split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+        {
+            if !origins.iter().any(|known| known == origin) {
+                origins.push(origin.to_owned());
+            }
+        }
+        origins
     }
 
     /// The public base URL, given the port actually bound.

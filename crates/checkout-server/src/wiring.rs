@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use checkout_domain::ports::CardProcessor;
+use checkout_domain::usecases::ReconcilePolicy;
 use checkout_domain::values::CallbackRule;
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
 use checkout_identity::{BuiltinIdentity, IdentityConfig, KeySet, SigningKey};
@@ -103,6 +104,20 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     .with_callback_rule(match settings.environment {
         Environment::Sandbox => CallbackRule::HttpsOrLoopbackHttp,
         Environment::Production => CallbackRule::HttpsOnly,
+    })
+    .with_processor_return_base(
+        Url::parse(&format!("{base_url}/pay/return")).context("the public base URL")?,
+    )
+    .with_reconcile(ReconcilePolicy {
+        first_check_after: Duration::seconds(i64::from(settings.checkout.reconcile_after_seconds)),
+        max_backoff: Duration::seconds(i64::from(settings.checkout.reconcile_max_backoff_seconds)),
+        batch: settings.checkout.reconcile_batch,
+        // Long enough for a whole batch of calls that each time out.
+        lease: Duration::milliseconds(
+            i64::try_from(settings.processor.timeout_ms).unwrap_or(i64::MAX / 4)
+                * (i64::from(settings.checkout.reconcile_batch) + 1),
+        ),
+        ..ReconcilePolicy::default()
     });
 
     let store = Arc::new(store);

@@ -8,9 +8,7 @@ mod system;
 mod terminals;
 
 pub use identity::{ClientStore, IdentityError, IdentityProvider};
-pub use processor::{
-    AuthorizationRequest, CardProcessor, ChallengeAnswer, ProcessorError, ProcessorOutcome,
-};
-pub use sessions::{InsertError, SessionRepository};
+pub use processor::{AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome};
+pub use sessions::{AttemptChange, InsertError, Recorded, SessionRepository};
 pub use system::{Clock, IdGenerator};
 pub use terminals::TerminalDirectory;

@@ -1,12 +1,18 @@
 //! The external card processor.
+//!
+//! Money moves exactly once: every authorisation carries its attempt's idempotency key, and an
+//! answer that was lost is recovered by sending the same request again with the same key,
+//! never by searching or listing. "Nothing was charged" is a claim an implementation makes only
+//! when the processor said so.
 
 use async_trait::async_trait;
 
 use crate::card::CardDetails;
 use crate::values::{Amount, AttemptId, InternalReference, SessionId};
 
-/// One authorisation to ask for.
-#[derive(Debug)]
+/// One authorisation to ask for, or to replay: the same request, field for field, every time
+/// it is sent for one attempt.
+#[derive(Debug, Clone, Copy)]
 pub struct AuthorizationRequest<'a> {
     /// The attempt; its id is the idempotency key.
     pub attempt: AttemptId,
@@ -16,13 +22,13 @@ pub struct AuthorizationRequest<'a> {
     pub internal_reference: &'a InternalReference,
     /// How much.
     pub amount: Amount,
-    /// The card. Passed through, never stored or logged.
-    pub card: &'a CardDetails,
+    /// The processor's payment-method reference from [`CardProcessor::tokenize`].
+    pub payment_method: &'a str,
     /// Where the processor sends the payer back after a challenge it hosts.
     pub return_url: &'a str,
 }
 
-/// What the processor answered.
+/// What the processor holds for an authorisation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProcessorOutcome {
     /// Authorised; `captured` tells whether the funds were captured too.
@@ -32,7 +38,7 @@ pub enum ProcessorOutcome {
         /// True when captured (Successful), false when only authorised (ApprovedTransaction).
         captured: bool,
     },
-    /// Declined.
+    /// Declined: nothing charged.
     Declined {
         /// The processor's reference, when it made one.
         processor_reference: Option<String>,
@@ -47,26 +53,46 @@ pub enum ProcessorOutcome {
         /// service shows its own challenge page (the sandbox).
         challenge_url: Option<String>,
     },
+    /// Cancelled at the processor, which confirmed it: nothing charged.
+    Canceled {
+        /// The processor's reference.
+        processor_reference: String,
+    },
 }
 
-/// What the payer did on the challenge page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChallengeAnswer {
-    /// Authenticated.
-    Passed,
-    /// Failed or refused to authenticate.
-    Failed,
-    /// Came back from a challenge the processor hosted; the processor knows the result.
-    Returned,
+impl ProcessorOutcome {
+    /// The processor's reference the outcome carries, when it has one.
+    pub fn processor_reference(&self) -> Option<&str> {
+        match self {
+            ProcessorOutcome::Approved {
+                processor_reference,
+                ..
+            }
+            | ProcessorOutcome::ChallengeRequired {
+                processor_reference,
+                ..
+            }
+            | ProcessorOutcome::Canceled {
+                processor_reference,
+            } => Some(processor_reference),
+            ProcessorOutcome::Declined {
+                processor_reference,
+                ..
+            } => processor_reference.as_deref(),
+        }
+    }
 }
 
 /// A processor failure, mapped to SVC_003 or SVC_004.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProcessorError {
-    /// Timeout, connection failure or a 5xx: nothing is known about a charge (SVC_003).
+    /// Timeout, connection failure, 5xx, a concurrent request with the same key, or an
+    /// unreadable answer: nothing is known about what the processor did (SVC_003).
     #[error("card processor unreachable: {0}")]
     Communication(String),
-    /// The processor refused the request itself; nothing was charged (SVC_004).
+    /// The processor refused the request itself (SVC_004). For `tokenize` and `authorize`
+    /// this means nothing was done and nothing charged; for the other calls it means only that
+    /// the call changed nothing.
     #[error("card processor refused the request: {0}")]
     Controlled(String),
 }
@@ -74,27 +100,55 @@ pub enum ProcessorError {
 /// Authorises card payments.
 #[async_trait]
 pub trait CardProcessor: Send + Sync {
-    /// Asks for an authorisation.
+    /// Turns the card into the processor's payment-method reference, for
+    /// [`AuthorizationRequest::payment_method`].
     ///
-    /// MUST send `request.attempt`'s idempotency key so that a repeated call for the same
-    /// attempt never charges twice; MUST time out (a timeout is `Communication`); MUST NOT
-    /// log or keep the card number, expiry or CVV.
+    /// MUST charge nothing and hold nothing that can be charged without a later
+    /// [`authorize`](Self::authorize); MUST NOT log or keep the card number, expiry or CVV
+    /// (the reference it returns is the processor's, never card data); MUST time out.
+    async fn tokenize(
+        &self,
+        attempt: AttemptId,
+        card: &CardDetails,
+    ) -> Result<String, ProcessorError>;
+
+    /// Asks for an authorisation, or replays one.
+    ///
+    /// MUST send `request.attempt`'s idempotency key, so that sending the same request again
+    /// never charges twice: a replay MUST return what the first request did (the same
+    /// outcome), or `Communication` while the first is still running. MUST time out (a
+    /// timeout is `Communication`). MUST return `Controlled` only when the processor refused
+    /// the request and certainly holds no charge for it; any doubt is `Communication`.
     async fn authorize(
         &self,
         request: AuthorizationRequest<'_>,
     ) -> Result<ProcessorOutcome, ProcessorError>;
 
-    /// Completes a 3DS challenge for the authorisation `processor_reference`.
+    /// What the processor holds now for the authorisation `processor_reference`.
     ///
-    /// MUST answer `Approved` or `Declined` (never `ChallengeRequired` again).
-    async fn complete_challenge(
+    /// MUST change nothing at the processor, and MUST report what it holds now (a read that is
+    /// never behind the processor's own writes: a retrieve, never a list or a search).
+    /// `ChallengeRequired` means the payer has not finished the challenge yet.
+    async fn retrieve(&self, processor_reference: &str)
+        -> Result<ProcessorOutcome, ProcessorError>;
+
+    /// The payer's answer on a challenge page the service hosts itself (the sandbox).
+    ///
+    /// MUST answer what the authorisation holds after the answer (`Approved` or `Declined`;
+    /// `ChallengeRequired` only if the processor still waits for the payer), or what it
+    /// already held if it was no longer waiting for a challenge. A processor whose challenges it hosts itself MAY answer
+    /// `Controlled`; the caller then reads the authorisation with
+    /// [`retrieve`](Self::retrieve) and never assumes nothing was charged.
+    async fn answer_challenge(
         &self,
         processor_reference: &str,
-        answer: ChallengeAnswer,
+        passed: bool,
     ) -> Result<ProcessorOutcome, ProcessorError>;
 
-    /// Finds what became of the attempt `attempt` after its answer was lost.
+    /// Cancels the authorisation `processor_reference` unless it holds a capture.
     ///
-    /// MUST return `Ok(None)` only when the processor certainly holds no charge for it.
-    async fn lookup(&self, attempt: AttemptId) -> Result<Option<ProcessorOutcome>, ProcessorError>;
+    /// MUST answer `Canceled` only when the processor confirmed the cancel (or it was
+    /// cancelled before); when the authorisation had already succeeded or failed, MUST answer
+    /// what it holds (`Approved`, `Declined`) instead of cancelling. MUST be idempotent.
+    async fn cancel(&self, processor_reference: &str) -> Result<ProcessorOutcome, ProcessorError>;
 }

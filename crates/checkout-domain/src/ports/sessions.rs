@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use crate::session::{PaymentAttempt, PaymentSession, SessionState};
-use crate::values::{MerchantReference, SessionId, TerminalNumber};
+use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionState};
+use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 
 /// Why a session could not be inserted.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +15,30 @@ pub enum InsertError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] anyhow::Error),
+}
+
+/// An attempt's new standing, and the session move it may cause.
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptChange<'a> {
+    /// The attempt as it now stands.
+    pub attempt: &'a PaymentAttempt,
+    /// The states the stored attempt must be in for the change to apply.
+    pub expected: &'a [AttemptState],
+    /// Move the session from the first state to the second, if the attempt is its current
+    /// attempt and it is in the first state; `None`: the session does not move.
+    pub session_move: Option<(SessionState, SessionState)>,
+}
+
+/// What [`SessionRepository::record_attempt`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The attempt was saved and its session moved (or no move was asked).
+    Moved,
+    /// The attempt was saved; its session did not move (another state, or another attempt is
+    /// current).
+    AttemptOnly,
+    /// Nothing was saved: the attempt was no longer in an expected state.
+    Stale,
 }
 
 /// Durable storage of payment sessions and their payment attempts.
@@ -51,10 +75,11 @@ pub trait SessionRepository: Send + Sync {
         at: OffsetDateTime,
     ) -> anyhow::Result<bool>;
 
-    /// Moves the session of `attempt.session_id` from `from` to `to` and records `attempt`
-    /// as a new attempt, in one transaction.
+    /// Moves the session of `attempt.session_id` from `from` to `to`, makes `attempt` its
+    /// current attempt, and inserts `attempt`, in one transaction.
     ///
-    /// MUST insert the attempt only if the compare-and-set succeeds; returns whether it did.
+    /// MUST be a compare-and-set on the session's state: of racing calls from one state
+    /// exactly one returns `true`; the others change nothing and insert nothing.
     async fn begin_attempt(
         &self,
         attempt: &PaymentAttempt,
@@ -62,33 +87,53 @@ pub trait SessionRepository: Send + Sync {
         to: SessionState,
     ) -> anyhow::Result<bool>;
 
-    /// Saves the attempt's new outcome, processor reference, challenge URL, code and
-    /// `updated_at`, and moves its session from `from` to `to`, in one transaction.
+    /// Records what became of an attempt and, when asked, moves its session, in one
+    /// transaction.
     ///
-    /// MUST save nothing unless the session is in state `from`; returns whether it was.
-    /// `from == to` is allowed and only updates the attempt (still guarded by the state).
-    async fn finish_attempt(
-        &self,
-        attempt: &PaymentAttempt,
-        from: SessionState,
-        to: SessionState,
-    ) -> anyhow::Result<bool>;
+    /// MUST save `change.attempt`'s state, processor reference, challenge URL, code, checks,
+    /// next check and `updated_at` only if the stored attempt is in one of `change.expected`
+    /// right now (else [`Recorded::Stale`], nothing saved). MUST then move the session from
+    /// `from` to `to` only if it is in `from` AND its current attempt is this attempt: an
+    /// answer about any other attempt is kept on its own attempt and never moves the session
+    /// ([`Recorded::AttemptOnly`]).
+    async fn record_attempt(&self, change: &AttemptChange<'_>) -> anyhow::Result<Recorded>;
+
+    /// The attempt with this id, if any.
+    async fn attempt(&self, id: AttemptId) -> anyhow::Result<Option<PaymentAttempt>>;
 
     /// The session's most recent attempt, if any.
     async fn latest_attempt(&self, session: SessionId) -> anyhow::Result<Option<PaymentAttempt>>;
 
     /// Moves every Pending session whose `expires_at` is at or before `now` to Expired;
-    /// returns how many moved.
+    /// returns how many moved. (A session waiting for a challenge is expired by the use case,
+    /// which cancels the authorisation at the processor first.)
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64>;
 
-    /// The sessions in Processing whose last change is at or before `before`, oldest first,
-    /// at most `limit`: the ones whose processor answer was lost (a timeout whose lookup
-    /// failed too, a process killed mid-authorisation) and that reconciliation must settle.
-    async fn stale_processing(
+    /// The sessions in ChallengeRequired whose `expires_at` is at or before `now`, soonest
+    /// expired first, at most `limit`.
+    async fn due_challenges(
         &self,
-        before: OffsetDateTime,
+        now: OffsetDateTime,
         limit: u32,
     ) -> anyhow::Result<Vec<SessionId>>;
+
+    /// Claims the attempts in a [checked state](AttemptState::CHECKED) whose `next_check_at`
+    /// is at or before `now`, oldest due first, at most `limit`, for reconciliation.
+    ///
+    /// MUST set each claimed attempt's `next_check_at` to `lease_until` in the same atomic
+    /// step, and MUST skip attempts another caller is claiming at the same moment, so that
+    /// two sweeps (two instances) never take the same attempt at once. Attempts whose
+    /// `next_check_at` is `None` are never claimed.
+    async fn claim_due_attempts(
+        &self,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<PaymentAttempt>>;
+
+    /// How many attempts are unresolved (Sent or Unknown), and the creation time of the
+    /// oldest: the reconciliation backlog.
+    async fn unresolved_attempts(&self) -> anyhow::Result<(u64, Option<OffsetDateTime>)>;
 
     /// The session with this id like [`get`](Self::get), but its items and charges MAY be
     /// left empty: for reads that show neither (the merchant's status record), so that an

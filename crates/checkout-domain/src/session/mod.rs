@@ -4,7 +4,7 @@ mod attempt;
 mod request;
 mod state;
 
-pub use attempt::{AttemptOutcome, PaymentAttempt};
+pub use attempt::{AttemptState, PaymentAttempt};
 pub use request::{
     ChargeRequest, ItemRequest, NewSession, SessionFlow, SessionRequest, MAX_CHARGES, MAX_ITEMS,
 };
@@ -14,8 +14,8 @@ use time::OffsetDateTime;
 use url::Url;
 
 use crate::values::{
-    Amount, CallbackUrl, Culture, DisplayText, Email, InternalReference, ItemCode, LineAmount,
-    MerchantReference, SessionId, TerminalNumber,
+    Amount, AttemptId, CallbackUrl, Culture, DisplayText, Email, InternalReference, ItemCode,
+    LineAmount, MerchantReference, SessionId, TerminalNumber,
 };
 
 /// Where the payer's browser goes after an integrated checkout (spec section 6).
@@ -40,12 +40,15 @@ pub enum SessionKind {
 }
 
 impl SessionKind {
-    /// `checkout` or `link`, for storage and logs.
-    pub fn tag(&self) -> &'static str {
-        match self {
-            SessionKind::IntegratedCheckout(_) => "checkout",
-            SessionKind::PaymentLink => "link",
-        }
+    /// True when the session is reached through `flow`'s page.
+    pub fn is_flow(&self, flow: SessionFlow) -> bool {
+        matches!(
+            (self, flow),
+            (
+                SessionKind::IntegratedCheckout(_),
+                SessionFlow::IntegratedCheckout
+            ) | (SessionKind::PaymentLink, SessionFlow::PaymentLink)
+        )
     }
 }
 
@@ -102,6 +105,9 @@ pub struct PaymentSession {
     pub charges: Vec<Charge>,
     /// Where the session stands.
     pub state: SessionState,
+    /// The attempt the session is waiting on or was settled by: only an answer about this
+    /// attempt may move the session (`None` before the first card submission).
+    pub current_attempt: Option<AttemptId>,
     /// When it was created (UTC).
     pub created_at: OffsetDateTime,
     /// When its state last changed (UTC).
@@ -130,25 +136,28 @@ impl PaymentSession {
         }
     }
 
-    /// Where to send the payer's browser now, for an integrated checkout in a final state:
-    /// the success URL after Successful or ApprovedTransaction, the fail URL after Failed or
-    /// Expired, the back URL (else the fail URL) after Cancelled. The session id and the
-    /// merchant reference are appended as `checkoutSessionId` and `transactionReferenceNumber`.
-    /// Payment links never redirect: `None`.
+    /// Where to send the payer's browser now, for an integrated checkout in a final state
+    /// (the one redirect rule of the service): the success URL after Successful or
+    /// ApprovedTransaction, the fail URL after Failed, the back URL (else the fail URL) after
+    /// Cancelled. The session id, the merchant reference and the state name are appended as
+    /// `checkoutSessionId`, `transactionReferenceNumber` and `state`, after the merchant's own
+    /// query. Payment links never redirect, and neither does a session in any other state
+    /// (an expired session shows an error page): `None`.
     pub fn redirect_url(&self) -> Option<Url> {
         let SessionKind::IntegratedCheckout(callbacks) = &self.kind else {
             return None;
         };
         let target = match self.state {
             SessionState::Successful | SessionState::ApprovedTransaction => &callbacks.success,
-            SessionState::Failed | SessionState::Expired => &callbacks.fail,
+            SessionState::Failed => &callbacks.fail,
             SessionState::Cancelled => callbacks.back.as_ref().unwrap_or(&callbacks.fail),
             _ => return None,
         };
         let mut url = target.url().clone();
         url.query_pairs_mut()
             .append_pair("checkoutSessionId", &self.id.to_string())
-            .append_pair("transactionReferenceNumber", self.reference.as_str());
+            .append_pair("transactionReferenceNumber", self.reference.as_str())
+            .append_pair("state", self.state.name());
         Some(url)
     }
 }

@@ -37,18 +37,23 @@ pub enum SessionEvent {
     ChallengeIssued,
     /// The payer answered the challenge (ChallengeRequired → Processing).
     ChallengeAnswered,
-    /// The processor authorised and captured (Processing → Successful).
+    /// The processor authorised and captured (Processing or ChallengeRequired → Successful;
+    /// from ChallengeRequired when the processor says a challenge it hosted was passed).
     Captured,
-    /// The processor authorised without capture (Processing → ApprovedTransaction).
+    /// The processor authorised without capture (Processing or ChallengeRequired →
+    /// ApprovedTransaction).
     Authorized,
-    /// The processor declined (Processing → Failed).
+    /// The processor declined (Processing or ChallengeRequired → Failed).
     Declined,
-    /// The attempt ended with nothing charged: a controlled processor error, or reconciliation
-    /// found no charge (Processing → Pending), so the payer may try again.
+    /// The attempt ended with nothing charged, as the processor said: a refused request, or an
+    /// authorisation cancelled at the processor (Processing or ChallengeRequired → Pending),
+    /// so the payer may try again.
     AttemptVoided,
-    /// The payer cancelled (Pending or ChallengeRequired → Cancelled).
+    /// The payer cancelled (Pending or ChallengeRequired → Cancelled). From
+    /// ChallengeRequired only after the processor confirmed the authorisation cancelled.
     PayerCancelled,
-    /// The session's expiry passed unpaid (Pending or ChallengeRequired → Expired).
+    /// The session's expiry passed unpaid (Pending or ChallengeRequired → Expired). From
+    /// ChallengeRequired only after the processor confirmed the authorisation cancelled.
     ExpiryPassed,
 }
 
@@ -83,10 +88,10 @@ impl SessionState {
             (S::Pending, E::CardSubmitted) => S::Processing,
             (S::Processing, E::ChallengeIssued) => S::ChallengeRequired,
             (S::ChallengeRequired, E::ChallengeAnswered) => S::Processing,
-            (S::Processing, E::Captured) => S::Successful,
-            (S::Processing, E::Authorized) => S::ApprovedTransaction,
-            (S::Processing, E::Declined) => S::Failed,
-            (S::Processing, E::AttemptVoided) => S::Pending,
+            (S::Processing | S::ChallengeRequired, E::Captured) => S::Successful,
+            (S::Processing | S::ChallengeRequired, E::Authorized) => S::ApprovedTransaction,
+            (S::Processing | S::ChallengeRequired, E::Declined) => S::Failed,
+            (S::Processing | S::ChallengeRequired, E::AttemptVoided) => S::Pending,
             (S::Pending | S::ChallengeRequired, E::PayerCancelled) => S::Cancelled,
             (S::Pending | S::ChallengeRequired, E::ExpiryPassed) => S::Expired,
             (from, event) => return Err(IllegalTransition { from, event }),

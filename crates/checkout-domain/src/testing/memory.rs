@@ -7,9 +7,11 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use crate::auth::{OAuthClient, Role, Terminal};
-use crate::ports::{ClientStore, InsertError, SessionRepository, TerminalDirectory};
-use crate::session::{PaymentAttempt, PaymentSession, SessionState};
-use crate::values::{MerchantReference, SessionId, TerminalNumber};
+use crate::ports::{
+    AttemptChange, ClientStore, InsertError, Recorded, SessionRepository, TerminalDirectory,
+};
+use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionState};
+use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -107,6 +109,7 @@ impl SessionRepository for InMemorySessions {
             Some(s) if s.state == from => {
                 s.state = to;
                 s.updated_at = attempt.updated_at;
+                s.current_attempt = Some(attempt.id);
                 t.attempts.push(attempt.clone());
                 Ok(true)
             }
@@ -114,27 +117,35 @@ impl SessionRepository for InMemorySessions {
         }
     }
 
-    async fn finish_attempt(
-        &self,
-        attempt: &PaymentAttempt,
-        from: SessionState,
-        to: SessionState,
-    ) -> anyhow::Result<bool> {
+    async fn record_attempt(&self, change: &AttemptChange<'_>) -> anyhow::Result<Recorded> {
         let mut t = lock(&self.tables);
+        let attempt = change.attempt;
+        let Some(stored) = t.attempts.iter_mut().find(|a| a.id == attempt.id) else {
+            return Ok(Recorded::Stale);
+        };
+        if !change.expected.contains(&stored.state) {
+            return Ok(Recorded::Stale);
+        }
+        *stored = attempt.clone();
+        let Some((from, to)) = change.session_move else {
+            return Ok(Recorded::Moved);
+        };
         match t.sessions.get_mut(&attempt.session_id) {
-            Some(s) if s.state == from => {
+            Some(s) if s.state == from && s.current_attempt == Some(attempt.id) => {
                 s.state = to;
                 s.updated_at = attempt.updated_at;
+                Ok(Recorded::Moved)
             }
-            _ => return Ok(false),
+            _ => Ok(Recorded::AttemptOnly),
         }
-        match t.attempts.iter_mut().find(|a| a.id == attempt.id) {
-            Some(stored) => {
-                *stored = attempt.clone();
-                Ok(true)
-            }
-            None => Err(anyhow::anyhow!("attempt {} was never begun", attempt.id)),
-        }
+    }
+
+    async fn attempt(&self, id: AttemptId) -> anyhow::Result<Option<PaymentAttempt>> {
+        Ok(lock(&self.tables)
+            .attempts
+            .iter()
+            .find(|a| a.id == id)
+            .cloned())
     }
 
     async fn latest_attempt(&self, session: SessionId) -> anyhow::Result<Option<PaymentAttempt>> {
@@ -159,24 +170,67 @@ impl SessionRepository for InMemorySessions {
         Ok(n)
     }
 
-    async fn stale_processing(
+    async fn due_challenges(
         &self,
-        before: OffsetDateTime,
+        now: OffsetDateTime,
         limit: u32,
     ) -> anyhow::Result<Vec<SessionId>> {
         let t = lock(&self.tables);
-        let mut stale: Vec<_> = t
+        let mut due: Vec<_> = t
             .sessions
             .values()
-            .filter(|s| s.state == SessionState::Processing && s.updated_at <= before)
-            .map(|s| (s.updated_at, s.id))
+            .filter(|s| s.state == SessionState::ChallengeRequired && s.expires_at <= now)
+            .map(|s| (s.expires_at, s.id))
             .collect();
-        stale.sort_by_key(|(at, _)| *at);
-        Ok(stale
+        due.sort();
+        Ok(due
             .into_iter()
             .take(limit as usize)
             .map(|(_, id)| id)
             .collect())
+    }
+
+    async fn claim_due_attempts(
+        &self,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<PaymentAttempt>> {
+        let mut t = lock(&self.tables);
+        let mut due: Vec<&mut PaymentAttempt> = t
+            .attempts
+            .iter_mut()
+            .filter(|a| {
+                AttemptState::CHECKED.contains(&a.state)
+                    && a.next_check_at.is_some_and(|at| at <= now)
+            })
+            .collect();
+        due.sort_by_key(|a| a.next_check_at);
+        Ok(due
+            .into_iter()
+            .take(limit as usize)
+            .map(|a| {
+                let claimed = a.clone();
+                a.next_check_at = Some(lease_until);
+                claimed
+            })
+            .collect())
+    }
+
+    async fn unresolved_attempts(&self) -> anyhow::Result<(u64, Option<OffsetDateTime>)> {
+        let t = lock(&self.tables);
+        let unresolved = t
+            .attempts
+            .iter()
+            .filter(|a| AttemptState::UNRESOLVED.contains(&a.state));
+        let (count, oldest) = unresolved.fold((0, None), |(n, oldest), a| {
+            let oldest = match oldest {
+                Some(o) if o <= a.created_at => Some(o),
+                _ => Some(a.created_at),
+            };
+            (n + 1, oldest)
+        });
+        Ok((count, oldest))
     }
 
     /// Like the PostgreSQL adapter, leaves the items and charges out, so that a use case that

@@ -4,12 +4,11 @@
 
 mod fakes;
 mod memory;
+mod processor;
 
-pub use fakes::{
-    approved, FakeIdentity, ManualClock, Scripted, ScriptedProcessor, SequentialIds,
-    FAKE_TOKEN_LIFETIME,
-};
+pub use fakes::{FakeIdentity, ManualClock, SequentialIds, FAKE_TOKEN_LIFETIME};
 pub use memory::{InMemoryClients, InMemorySessions, InMemoryTerminals};
+pub use processor::{approved, FakeProcessor, Scripted};
 
 use std::sync::Arc;
 
@@ -34,7 +33,7 @@ pub struct TestKit {
     /// Identity provider.
     pub identity: Arc<FakeIdentity>,
     /// Card processor.
-    pub processor: Arc<ScriptedProcessor>,
+    pub processor: Arc<FakeProcessor>,
     /// Clock, starting at 2026-01-15 12:00 UTC.
     pub clock: Arc<ManualClock>,
 }
@@ -51,7 +50,7 @@ impl TestKit {
         let terminals = Arc::new(InMemoryTerminals::default());
         let clients = Arc::new(InMemoryClients::default());
         let identity = Arc::new(FakeIdentity::new(clients.clone()));
-        let processor = Arc::new(ScriptedProcessor::default());
+        let processor = Arc::new(FakeProcessor::default());
         let clock = Arc::new(ManualClock::new(datetime!(2026-01-15 12:00 UTC)));
         let ports = Ports {
             sessions: sessions.clone(),

@@ -141,6 +141,7 @@ impl Checkout {
             items: new.items,
             charges: new.charges,
             state: SessionState::Pending,
+            current_attempt: None,
             created_at: now,
             updated_at: now,
             expires_at: now + validity,

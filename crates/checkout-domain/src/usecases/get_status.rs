@@ -9,7 +9,8 @@ use crate::values::SessionId;
 impl Checkout {
     /// GET /pay/api/payment/{checkoutSessionId}: the session, if it belongs to the caller's
     /// terminal. Unknown ids and other terminals' sessions are both SVC_007 (404), so that
-    /// nobody learns which ids exist. An expiry that has passed is written first.
+    /// nobody learns which ids exist. An expiry that has passed is written first (for a
+    /// session waiting for a challenge, after the processor confirmed the cancel).
     ///
     /// The session's items and charges may be left empty: the status record shows neither,
     /// so only the session itself is read ([`SessionRepository::get_without_lines`]).
@@ -18,11 +19,8 @@ impl Checkout {
     pub async fn payment_status(
         &self,
         caller: &Claims,
-        id: &str,
+        id: SessionId,
     ) -> Result<PaymentSession, CheckoutError> {
-        let Ok(id) = id.parse::<SessionId>() else {
-            return Err(CheckoutError::svc(SvcCode::Svc007));
-        };
         match self.ports.sessions.get_without_lines(id).await? {
             Some(session) if session.terminal == caller.terminal => {
                 self.settle_expiry(session).await

@@ -4,16 +4,18 @@ mod authenticate;
 mod cancel_payment;
 mod complete_challenge;
 mod create_session;
-mod expire_links;
+mod expire_sessions;
 mod get_status;
 mod open_page;
 mod process_payment;
 mod reconcile;
+mod settle;
 
 pub use create_session::PaymentLink;
+pub use expire_sessions::ExpiryReport;
 pub use open_page::HostedPage;
-pub use process_payment::{PaymentOutcome, PaymentResult};
-pub use reconcile::ReconcileReport;
+pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};
+pub use reconcile::{ReconcilePolicy, ReconcileReport};
 
 use std::sync::Arc;
 
@@ -55,6 +57,12 @@ pub struct CheckoutPolicy {
     pub payment_link_base: Url,
     /// Which callback URLs are accepted (https only unless set otherwise).
     pub callback_rule: CallbackRule,
+    /// The base of the address a processor-hosted challenge sends the payer back to:
+    /// `<base>/<checkoutSessionId>`. The same for every send of one attempt, so that a replay
+    /// is the same request.
+    pub processor_return_base: Url,
+    /// How unresolved attempts are reconciled.
+    pub reconcile: ReconcilePolicy,
 }
 
 /// Why a policy was refused.
@@ -86,12 +94,42 @@ impl CheckoutPolicy {
         if !base_ok {
             return Err(PolicyError::BadLinkBase);
         }
+        let mut processor_return_base = payment_link_base.clone();
+        let link_path = payment_link_base.path().trim_end_matches('/');
+        let return_path = format!(
+            "{}/pay/return",
+            &link_path[..link_path.len() - "/pay/link".len()]
+        );
+        processor_return_base.set_path(&return_path);
         Ok(CheckoutPolicy {
             link_validity,
             checkout_validity,
             payment_link_base,
             callback_rule: CallbackRule::HttpsOnly,
+            processor_return_base,
+            reconcile: ReconcilePolicy::default(),
         })
+    }
+
+    /// The same policy with another processor return base (`<public base>/pay/return`).
+    pub fn with_processor_return_base(mut self, base: Url) -> Self {
+        self.processor_return_base = base;
+        self
+    }
+
+    /// The same policy with other reconciliation settings.
+    pub fn with_reconcile(mut self, reconcile: ReconcilePolicy) -> Self {
+        self.reconcile = reconcile;
+        self
+    }
+
+    /// Where a processor-hosted challenge of session `id` sends the payer back.
+    pub fn processor_return_url(&self, id: SessionId) -> String {
+        format!(
+            "{}/{}",
+            self.processor_return_base.as_str().trim_end_matches('/'),
+            id
+        )
     }
 
     /// The same policy with another callback URL rule.
@@ -133,45 +171,57 @@ impl Checkout {
         self.ports.clock.now()
     }
 
-    /// Loads a session by the id as the caller wrote it; `None` for a malformed or unknown id.
-    async fn find(&self, id: &str) -> Result<Option<PaymentSession>, CheckoutError> {
-        let Ok(id) = id.parse::<SessionId>() else {
-            return Ok(None);
-        };
-        Ok(self.ports.sessions.get(id).await?)
-    }
-
-    /// Writes a passed expiry: a Pending session past its expiry becomes Expired. Returns the
-    /// session as it now stands.
-    async fn settle_expiry(
-        &self,
-        mut session: PaymentSession,
-    ) -> Result<PaymentSession, CheckoutError> {
-        let now = self.now();
-        if session.state == SessionState::Pending && session.is_past_expiry(now) {
-            let to = session.state.apply(SessionEvent::ExpiryPassed)?;
-            if self
-                .ports
-                .sessions
-                .transition(session.id, session.state, to, now)
-                .await?
-            {
-                session.state = to;
-                session.updated_at = now;
-            } else {
-                return self.reload(session.id).await;
-            }
-        }
-        Ok(session)
-    }
-
-    /// Reads a session again after a lost compare-and-set.
-    async fn reload(&self, id: SessionId) -> Result<PaymentSession, CheckoutError> {
+    /// Loads a session; SVC_002 when there is none.
+    async fn load(&self, id: SessionId) -> Result<PaymentSession, CheckoutError> {
         self.ports
             .sessions
             .get(id)
             .await?
             .ok_or_else(|| CheckoutError::svc(SvcCode::Svc002))
+    }
+
+    /// Writes a passed expiry: a Pending session past its expiry becomes Expired; a session
+    /// waiting for a challenge past its expiry has its authorisation cancelled at the
+    /// processor first, and becomes Expired only when the processor confirms the cancel (if
+    /// the processor says the payment already went through, that is recorded instead).
+    /// Returns the session as it now stands.
+    async fn settle_expiry(
+        &self,
+        session: PaymentSession,
+    ) -> Result<PaymentSession, CheckoutError> {
+        let now = self.now();
+        if !session.is_past_expiry(now) {
+            return Ok(session);
+        }
+        match session.state {
+            SessionState::Pending => {
+                let to = session.state.apply(SessionEvent::ExpiryPassed)?;
+                if self
+                    .ports
+                    .sessions
+                    .transition(session.id, session.state, to, now)
+                    .await?
+                {
+                    Ok(PaymentSession {
+                        state: to,
+                        updated_at: now,
+                        ..session
+                    })
+                } else {
+                    self.reload(session.id).await
+                }
+            }
+            SessionState::ChallengeRequired => Ok(self
+                .end_challenge(session, SessionEvent::ExpiryPassed)
+                .await?
+                .session),
+            _ => Ok(session),
+        }
+    }
+
+    /// Reads a session again after a lost compare-and-set.
+    async fn reload(&self, id: SessionId) -> Result<PaymentSession, CheckoutError> {
+        self.load(id).await
     }
 }
 

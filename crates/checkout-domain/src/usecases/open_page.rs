@@ -1,8 +1,9 @@
 //! Use case: the payer opens the hosted checkout page or a payment link.
 
 use super::Checkout;
-use crate::error::{CheckoutError, SvcCode};
-use crate::session::{PaymentAttempt, PaymentSession, SessionFlow, SessionKind, SessionState};
+use crate::error::CheckoutError;
+use crate::session::{PaymentSession, SessionFlow, SessionState};
+use crate::values::SessionId;
 
 /// What a hosted page shows.
 #[derive(Debug, Clone)]
@@ -11,8 +12,6 @@ pub struct HostedPage {
     pub session: PaymentSession,
     /// The merchant name to show.
     pub merchant_name: String,
-    /// The latest attempt (for a pending challenge, or a result to show).
-    pub latest_attempt: Option<PaymentAttempt>,
 }
 
 impl HostedPage {
@@ -24,44 +23,18 @@ impl HostedPage {
 
 impl Checkout {
     /// GET /pay/checkout-payment/{id} and GET /pay/link/{id}: the session behind the page.
-    /// An unknown id, a session of the other flow, or an expired session is SVC_002.
+    /// An unknown id, a session of the other flow, or an expired session is SVC_002; a session
+    /// that could still be paid on a deactivated terminal is SVC_005.
     pub async fn open_page(
         &self,
-        id: &str,
+        id: SessionId,
         flow: SessionFlow,
     ) -> Result<HostedPage, CheckoutError> {
-        let Some(session) = self.find(id).await? else {
-            return Err(CheckoutError::svc(SvcCode::Svc002));
-        };
-        let flow_matches = matches!(
-            (&session.kind, flow),
-            (
-                SessionKind::IntegratedCheckout(_),
-                SessionFlow::IntegratedCheckout
-            ) | (SessionKind::PaymentLink, SessionFlow::PaymentLink)
-        );
-        if !flow_matches {
-            return Err(CheckoutError::svc(SvcCode::Svc002));
-        }
-        let session = self.settle_expiry(session).await?;
-        if session.state == SessionState::Expired {
-            return Err(CheckoutError::svc_with(
-                SvcCode::Svc002,
-                "The payment session has expired.",
-            ));
-        }
-        let merchant_name = self
-            .ports
-            .terminals
-            .get_terminal(&session.terminal)
-            .await?
-            .map(|t| t.display_name)
-            .unwrap_or_else(|| session.terminal.to_string());
-        let latest_attempt = self.ports.sessions.latest_attempt(session.id).await?;
-        Ok(HostedPage {
-            session,
-            merchant_name,
-            latest_attempt,
-        })
+        self.open_payable(id, Some(flow)).await
+    }
+
+    /// The page of session `id` whichever its flow (the result and challenge pages).
+    pub async fn open_any_page(&self, id: SessionId) -> Result<HostedPage, CheckoutError> {
+        self.open_payable(id, None).await
     }
 }

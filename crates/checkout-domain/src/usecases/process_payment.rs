@@ -1,10 +1,15 @@
-//! Use case: the payer submits a card. At most one processor authorisation per session.
+//! Use case: the payer submits a card. At most one authorisation per session, recorded as an
+//! attempt before it is sent.
 
-use super::Checkout;
-use crate::card::CardDetails;
+use std::collections::BTreeMap;
+
+use super::settle::Answer;
+use super::{Checkout, HostedPage};
+use crate::card::{CardField, CardFieldError, CardInput};
 use crate::error::{CheckoutError, SvcCode};
-use crate::ports::{AuthorizationRequest, ProcessorError, ProcessorOutcome};
-use crate::session::{AttemptOutcome, PaymentAttempt, PaymentSession, SessionEvent, SessionState};
+use crate::ports::ProcessorError;
+use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionFlow, SessionState};
+use crate::values::SessionId;
 
 /// How a card submission, a challenge answer or a cancel ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,19 +26,21 @@ pub enum PaymentResult {
         /// The processor's challenge page, or `None` for the service's own.
         challenge_url: Option<String>,
     },
-    /// Nothing was charged and the payer may try again (SVC_003 or SVC_004): the session is
-    /// Pending again.
+    /// Nothing was charged, as the processor said, and the payer may try again (SVC_003 or
+    /// SVC_004): the session is Pending.
     Retry {
         /// SVC_003 or SVC_004.
         code: SvcCode,
     },
-    /// The processor's answer was lost and could not be recovered yet (SVC_003): the session
-    /// stays Processing until reconciliation settles it through the idempotency key.
+    /// The processor's answer was lost (SVC_003): the session stays where it was (Processing
+    /// after a card submission) until reconciliation learns the outcome by replaying the
+    /// request with the same idempotency key.
     Unresolved,
     /// The payer cancelled: the session is Cancelled.
     Cancelled,
-    /// Another submission already owns the session (double click, second tab, or already
-    /// paid); nothing was sent to the processor. The session shows where it stands.
+    /// Another request already owns the session (double click, second tab, already paid),
+    /// or the answer was about an attempt that is no longer current; nothing was sent to the
+    /// processor for this one. The session shows where it stands.
     AlreadyHandled,
 }
 
@@ -58,22 +65,137 @@ pub struct PaymentOutcome {
     pub result: PaymentResult,
 }
 
+/// What the card post's page needs: the page as it now stands, and how the post ended.
+#[derive(Debug, Clone)]
+pub struct CardPost {
+    /// The session (as it now stands) and its merchant.
+    pub page: HostedPage,
+    /// How the step ended, or the card fields that failed the checks (nothing was sent).
+    pub result: Result<PaymentResult, BTreeMap<CardField, CardFieldError>>,
+}
+
 impl Checkout {
-    /// POST /pay/process-payment: authorises `card` for the session `id`.
+    /// POST /pay/process-payment: checks the card and authorises it for the session `id`.
     ///
-    /// Unknown or expired sessions are SVC_002. Of racing submissions exactly one moves the
-    /// session from Pending to Processing and calls the processor; the others get
-    /// [`PaymentResult::AlreadyHandled`]. `return_url` is where a processor-hosted challenge
-    /// sends the payer back.
+    /// The session is read once. Unknown or expired sessions are SVC_002, a deactivated
+    /// terminal SVC_005. The card is turned into the processor's payment-method reference
+    /// first (nothing charged); then exactly one of racing submissions records its attempt and
+    /// moves the session from Pending to Processing, and only that one asks for the
+    /// authorisation; the others get [`PaymentResult::AlreadyHandled`]. A lost answer is
+    /// replayed once at once with the same idempotency key, and otherwise left to
+    /// reconciliation ([`PaymentResult::Unresolved`]).
     pub async fn process_payment(
         &self,
-        id: &str,
-        card: &CardDetails,
-        return_url: &str,
-    ) -> Result<PaymentOutcome, CheckoutError> {
-        let Some(session) = self.find(id).await? else {
-            return Err(CheckoutError::svc(SvcCode::Svc002));
+        id: SessionId,
+        input: &CardInput,
+    ) -> Result<CardPost, CheckoutError> {
+        let mut page = self.open_payable(id, None).await?;
+        if page.session.state != SessionState::Pending {
+            return Ok(CardPost {
+                page,
+                result: Ok(PaymentResult::AlreadyHandled),
+            });
+        }
+        let now = self.now();
+        let card = match input.validate(now) {
+            Ok(card) => card,
+            Err(errors) => {
+                return Ok(CardPost {
+                    page,
+                    result: Err(errors),
+                })
+            }
         };
+        let attempt_id = self.ports.ids.attempt_id();
+        let payment_method = match self.ports.processor.tokenize(attempt_id, &card).await {
+            Ok(reference) => reference,
+            // No authorisation was asked for: nothing can have been charged.
+            Err(e) => {
+                let code = match e {
+                    ProcessorError::Communication(_) => SvcCode::Svc003,
+                    ProcessorError::Controlled(_) => SvcCode::Svc004,
+                };
+                return Ok(CardPost {
+                    page,
+                    result: Ok(PaymentResult::Retry { code }),
+                });
+            }
+        };
+        let attempt = PaymentAttempt {
+            id: attempt_id,
+            session_id: id,
+            card_brand: card.number.brand(),
+            card_last4: card.number.last4().to_owned(),
+            payment_method,
+            return_url: self.policy.processor_return_url(id),
+            processor_reference: None,
+            challenge_url: None,
+            state: AttemptState::Sent,
+            svc_code: None,
+            checks: 0,
+            // A process killed before the answer is recorded leaves the attempt Sent:
+            // reconciliation replays it from then on.
+            next_check_at: Some(now + self.policy.reconcile.first_check_after),
+            created_at: now,
+            updated_at: now,
+        };
+        drop(card);
+        let processing = page
+            .session
+            .state
+            .apply(crate::session::SessionEvent::CardSubmitted)?;
+        if !self
+            .ports
+            .sessions
+            .begin_attempt(&attempt, SessionState::Pending, processing)
+            .await?
+        {
+            page.session = self.reload(id).await?;
+            return Ok(CardPost {
+                page,
+                result: Ok(PaymentResult::AlreadyHandled),
+            });
+        }
+        let session = PaymentSession {
+            state: processing,
+            current_attempt: Some(attempt.id),
+            updated_at: now,
+            ..page.session
+        };
+        let mut answer = self.send_authorization(&session, &attempt).await;
+        if matches!(answer, Err(ProcessorError::Communication(_))) {
+            // One replay with the same key: the same request, so never a second charge.
+            answer = self.send_authorization(&session, &attempt).await;
+        }
+        let outcome = self
+            .record_answer(
+                session,
+                &attempt,
+                &AttemptState::UNRESOLVED,
+                Answer::of_authorization(answer),
+            )
+            .await?;
+        page.session = outcome.session;
+        Ok(CardPost {
+            page,
+            result: Ok(outcome.result),
+        })
+    }
+
+    /// The session `id` with its merchant, for a payment step: SVC_002 when unknown, of the
+    /// other `flow` (when given) or expired (after the expiry is written, which for a pending
+    /// challenge cancels it at the processor first); SVC_005 when its terminal is deactivated
+    /// and the session could still be paid.
+    pub(super) async fn open_payable(
+        &self,
+        id: SessionId,
+        flow: Option<SessionFlow>,
+    ) -> Result<HostedPage, CheckoutError> {
+        let session = self.load(id).await?;
+        if flow.is_some_and(|flow| !session.kind.is_flow(flow)) {
+            return Err(CheckoutError::svc(SvcCode::Svc002));
+        }
+        let terminal = self.ports.terminals.get_terminal(&session.terminal).await?;
         let session = self.settle_expiry(session).await?;
         if session.state == SessionState::Expired {
             return Err(CheckoutError::svc_with(
@@ -81,193 +203,22 @@ impl Checkout {
                 "The payment session has expired.",
             ));
         }
-        if session.state != SessionState::Pending {
-            return Ok(already_handled(session));
+        let payable = matches!(
+            session.state,
+            SessionState::Pending | SessionState::ChallengeRequired
+        );
+        if payable && !terminal.as_ref().is_some_and(|t| t.active) {
+            return Err(CheckoutError::svc_with(
+                SvcCode::Svc005,
+                "The merchant's terminal is not active; this payment cannot be made.",
+            ));
         }
-
-        let now = self.now();
-        let attempt = PaymentAttempt {
-            id: self.ports.ids.attempt_id(),
-            session_id: session.id,
-            card_brand: card.number.brand(),
-            card_last4: card.number.last4().to_owned(),
-            processor_reference: None,
-            challenge_url: None,
-            outcome: AttemptOutcome::Sent,
-            svc_code: None,
-            created_at: now,
-            updated_at: now,
-        };
-        let processing = session.state.apply(SessionEvent::CardSubmitted)?;
-        if !self
-            .ports
-            .sessions
-            .begin_attempt(&attempt, session.state, processing)
-            .await?
-        {
-            return Ok(already_handled(self.reload(session.id).await?));
-        }
-
-        let answer = self
-            .ports
-            .processor
-            .authorize(AuthorizationRequest {
-                attempt: attempt.id,
-                session: session.id,
-                internal_reference: &session.internal_reference,
-                amount: session.amount,
-                card,
-                return_url,
-            })
-            .await;
-        self.settle_answer(attempt, answer).await
-    }
-
-    /// Records a processor answer for `attempt`, whose session is Processing, and moves the
-    /// session accordingly. A lost answer is looked up once through the idempotency key.
-    pub(super) async fn settle_answer(
-        &self,
-        attempt: PaymentAttempt,
-        answer: Result<ProcessorOutcome, ProcessorError>,
-    ) -> Result<PaymentOutcome, CheckoutError> {
-        match answer {
-            Ok(outcome) => self.record_outcome(attempt, outcome).await,
-            Err(ProcessorError::Controlled(_)) => {
-                self.void_attempt(attempt, AttemptOutcome::Rejected, SvcCode::Svc004)
-                    .await
-            }
-            Err(ProcessorError::Communication(_)) => {
-                match self.ports.processor.lookup(attempt.id).await {
-                    Ok(Some(outcome)) => self.record_outcome(attempt, outcome).await,
-                    Ok(None) => {
-                        self.void_attempt(attempt, AttemptOutcome::Voided, SvcCode::Svc003)
-                            .await
-                    }
-                    Err(_) => self.leave_unresolved(attempt).await,
-                }
-            }
-        }
-    }
-
-    pub(super) async fn record_outcome(
-        &self,
-        mut attempt: PaymentAttempt,
-        outcome: ProcessorOutcome,
-    ) -> Result<PaymentOutcome, CheckoutError> {
-        let (event, result) = match &outcome {
-            ProcessorOutcome::Approved {
-                processor_reference,
-                captured,
-            } => {
-                attempt.outcome = AttemptOutcome::Approved;
-                attempt.processor_reference = Some(processor_reference.clone());
-                let event = if *captured {
-                    SessionEvent::Captured
-                } else {
-                    SessionEvent::Authorized
-                };
-                (event, PaymentResult::Approved)
-            }
-            ProcessorOutcome::Declined {
-                processor_reference,
-                reason,
-            } => {
-                attempt.outcome = AttemptOutcome::Declined;
-                attempt.processor_reference.clone_from(processor_reference);
-                attempt.svc_code = Some(SvcCode::Svc006);
-                (
-                    SessionEvent::Declined,
-                    PaymentResult::Declined {
-                        reason: reason.clone(),
-                    },
-                )
-            }
-            ProcessorOutcome::ChallengeRequired {
-                processor_reference,
-                challenge_url,
-            } => {
-                attempt.outcome = AttemptOutcome::ChallengeRequired;
-                attempt.processor_reference = Some(processor_reference.clone());
-                attempt.challenge_url.clone_from(challenge_url);
-                (
-                    SessionEvent::ChallengeIssued,
-                    PaymentResult::ChallengeRequired {
-                        challenge_url: challenge_url.clone(),
-                    },
-                )
-            }
-        };
-        self.finish(attempt, event, result).await
-    }
-
-    pub(super) async fn void_attempt(
-        &self,
-        mut attempt: PaymentAttempt,
-        outcome: AttemptOutcome,
-        code: SvcCode,
-    ) -> Result<PaymentOutcome, CheckoutError> {
-        attempt.outcome = outcome;
-        attempt.svc_code = Some(code);
-        self.finish(
-            attempt,
-            SessionEvent::AttemptVoided,
-            PaymentResult::Retry { code },
-        )
-        .await
-    }
-
-    async fn leave_unresolved(
-        &self,
-        mut attempt: PaymentAttempt,
-    ) -> Result<PaymentOutcome, CheckoutError> {
-        attempt.outcome = AttemptOutcome::Unresolved;
-        attempt.svc_code = Some(SvcCode::Svc003);
-        attempt.updated_at = self.now();
-        let processing = SessionState::Processing;
-        let stored = self
-            .ports
-            .sessions
-            .finish_attempt(&attempt, processing, processing)
-            .await?;
-        let session = self.reload(attempt.session_id).await?;
-        let result = if stored {
-            PaymentResult::Unresolved
-        } else {
-            PaymentResult::AlreadyHandled
-        };
-        Ok(PaymentOutcome { session, result })
-    }
-
-    /// Saves the attempt and applies `event` to its Processing session, guarded.
-    async fn finish(
-        &self,
-        mut attempt: PaymentAttempt,
-        event: SessionEvent,
-        result: PaymentResult,
-    ) -> Result<PaymentOutcome, CheckoutError> {
-        attempt.updated_at = self.now();
-        let from = SessionState::Processing;
-        let to = from.apply(event)?;
-        let moved = self
-            .ports
-            .sessions
-            .finish_attempt(&attempt, from, to)
-            .await?;
-        let session = self.reload(attempt.session_id).await?;
-        Ok(PaymentOutcome {
+        let merchant_name = terminal
+            .map(|t| t.display_name)
+            .unwrap_or_else(|| session.terminal.to_string());
+        Ok(HostedPage {
             session,
-            result: if moved {
-                result
-            } else {
-                PaymentResult::AlreadyHandled
-            },
+            merchant_name,
         })
-    }
-}
-
-fn already_handled(session: PaymentSession) -> PaymentOutcome {
-    PaymentOutcome {
-        session,
-        result: PaymentResult::AlreadyHandled,
     }
 }

@@ -1,88 +1,115 @@
-//! Use case: settle sessions whose processor answer was lost.
+//! Use case: settle attempts whose processor answer was lost, by asking again with the same
+//! idempotency key. Never by listing or searching: a list that does not show a charge yet
+//! proves nothing.
 
 use time::Duration;
 
-use super::{Checkout, PaymentOutcome, PaymentResult};
-use crate::error::{CheckoutError, SvcCode};
-use crate::session::{AttemptOutcome, SessionState};
+use super::settle::Answer;
+use super::{Checkout, PaymentResult};
+use crate::error::CheckoutError;
+use crate::ports::ProcessorOutcome;
+use crate::session::{AttemptState, PaymentAttempt};
+
+/// How unresolved attempts are reconciled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReconcilePolicy {
+    /// How long after an attempt is sent, or found Unknown, it is first checked.
+    pub first_check_after: Duration,
+    /// The longest wait between two checks of one attempt (the wait doubles up to it).
+    pub max_backoff: Duration,
+    /// Attempts checked per sweep, at most: each costs one processor call.
+    pub batch: u32,
+    /// How long a claimed attempt is reserved for the sweep that claimed it.
+    pub lease: Duration,
+    /// After this age an attempt is no longer replayed (the processor forgets idempotency
+    /// keys: Stripe after 24 hours) and waits for manual review.
+    pub give_up_after: Duration,
+}
+
+impl Default for ReconcilePolicy {
+    fn default() -> Self {
+        ReconcilePolicy {
+            first_check_after: Duration::seconds(30),
+            max_backoff: Duration::hours(1),
+            batch: 50,
+            lease: Duration::minutes(10),
+            give_up_after: Duration::hours(23),
+        }
+    }
+}
 
 /// What one reconciliation sweep did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReconcileReport {
-    /// Sessions found stale in Processing.
+    /// Due attempts claimed.
     pub examined: usize,
-    /// Of those, settled: an outcome recorded, or the session Pending again.
+    /// Processor calls made (one per examined attempt).
+    pub processor_calls: usize,
+    /// Of those, settled: the outcome recorded, or nothing charged as the processor said.
     pub settled: usize,
-    /// Of those, still unresolved because the processor could not be asked.
-    pub unresolved: usize,
+    /// Of those, still unknown (or a challenge still waiting for the payer) and rescheduled
+    /// with a longer wait.
+    pub rescheduled: usize,
+    /// Of those, still unknown past the processor's idempotency window: left for review.
+    pub given_up: usize,
 }
 
-/// Sessions looked at per sweep, at most; the rest wait for the next sweep.
-const SWEEP_BATCH: u32 = 100;
-
 impl Checkout {
-    /// Looks up, through its idempotency key, the latest attempt of a session left in
-    /// Processing with an unresolved or unanswered attempt, and records what the processor
-    /// says: the charge's outcome, or, when it holds none, the session is Pending again.
-    /// Sessions in any other state get [`PaymentResult::AlreadyHandled`].
-    pub async fn reconcile(&self, id: &str) -> Result<PaymentOutcome, CheckoutError> {
-        let Some(session) = self.find(id).await? else {
-            return Err(CheckoutError::svc(SvcCode::Svc002));
-        };
-        let attempt = match self.ports.sessions.latest_attempt(session.id).await? {
-            Some(a)
-                if session.state == SessionState::Processing
-                    && matches!(a.outcome, AttemptOutcome::Sent | AttemptOutcome::Unresolved) =>
-            {
-                a
-            }
-            _ => {
-                return Ok(PaymentOutcome {
-                    session,
-                    result: PaymentResult::AlreadyHandled,
-                })
-            }
-        };
-        match self.ports.processor.lookup(attempt.id).await {
-            Ok(Some(outcome)) => self.record_outcome(attempt, outcome).await,
-            Ok(None) => {
-                self.void_attempt(attempt, AttemptOutcome::Voided, SvcCode::Svc003)
-                    .await
-            }
-            Err(_) => Ok(PaymentOutcome {
-                session,
-                result: PaymentResult::Unresolved,
-            }),
-        }
-    }
-
-    /// The periodic sweep: reconciles every session that has been in Processing for at least
-    /// `older_than`.
-    ///
-    /// `older_than` must exceed the longest time a live card submission can spend waiting for
-    /// the processor (every call's timeout), so that the sweep never settles a submission that
-    /// is still in flight: the server checks this at start. Racing sweeps (two instances) are
-    /// safe: each settlement is a compare-and-set from Processing, so one wins.
-    pub async fn reconcile_stale(
-        &self,
-        older_than: Duration,
-    ) -> Result<ReconcileReport, CheckoutError> {
-        let before = self.now() - older_than;
-        let stale = self
+    /// The periodic sweep: claims the attempts that are due for a check (unresolved ones, and
+    /// challenges the payer may have finished at the processor without coming back; oldest
+    /// due first, at most the policy's batch, each reserved so that another instance's sweep
+    /// skips it), asks the processor about each once, and records what it says. An attempt
+    /// with a known processor reference is read; one without is replayed with the same
+    /// idempotency key (the processor answers what the first request did). What stays unknown
+    /// is rescheduled with a doubling wait, so a backlog never starves newer attempts: each
+    /// sweep takes the ones due first.
+    pub async fn reconcile_due(&self) -> Result<ReconcileReport, CheckoutError> {
+        let now = self.now();
+        let policy = self.policy.reconcile;
+        let claimed = self
             .ports
             .sessions
-            .stale_processing(before, SWEEP_BATCH)
+            .claim_due_attempts(now, now + policy.lease, policy.batch)
             .await?;
-        let mut report = ReconcileReport {
-            examined: stale.len(),
-            ..ReconcileReport::default()
-        };
-        for id in stale {
-            match self.reconcile(&id.to_string()).await?.result {
-                PaymentResult::Unresolved => report.unresolved += 1,
+        let mut report = ReconcileReport::default();
+        for attempt in claimed {
+            report.examined += 1;
+            report.processor_calls += 1;
+            match self.resolve(&attempt).await? {
+                PaymentResult::Unresolved => {
+                    let stored = self.ports.sessions.attempt(attempt.id).await?;
+                    if stored.is_some_and(|a| a.next_check_at.is_none()) {
+                        report.given_up += 1;
+                    } else {
+                        report.rescheduled += 1;
+                    }
+                }
                 _ => report.settled += 1,
             }
         }
         Ok(report)
+    }
+
+    /// Asks the processor once about a claimed `attempt` and records the answer.
+    async fn resolve(&self, attempt: &PaymentAttempt) -> Result<PaymentResult, CheckoutError> {
+        let session = self.load(attempt.session_id).await?;
+        let answer = match &attempt.processor_reference {
+            Some(reference) => Answer::of_read(self.ports.processor.retrieve(reference).await),
+            None => Answer::of_authorization(self.send_authorization(&session, attempt).await),
+        };
+        if attempt.state == AttemptState::RequiresAction
+            && matches!(
+                answer,
+                Answer::Holds(ProcessorOutcome::ChallengeRequired { .. })
+            )
+        {
+            // The payer has not finished the challenge yet: ask again later.
+            self.reschedule(attempt).await?;
+            return Ok(PaymentResult::Unresolved);
+        }
+        let outcome = self
+            .record_answer(session, attempt, &[attempt.state], answer)
+            .await?;
+        Ok(outcome.result)
     }
 }

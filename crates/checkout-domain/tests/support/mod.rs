@@ -1,10 +1,14 @@
-//! Builders shared by the domain test files: valid requests of both flows, decimals, cards.
+//! Builders shared by the domain test files: valid requests of both flows, decimals, cards,
+//! and the two steps most tests take through `TestKit` (start a checkout, pay it).
 #![allow(dead_code)] // each test file uses a part of it
 
 use std::str::FromStr;
 
 use checkout_domain::card::{CardDetails, CardInput};
-use checkout_domain::session::{ChargeRequest, ItemRequest, SessionRequest};
+use checkout_domain::session::{ChargeRequest, ItemRequest, PaymentSession, SessionRequest};
+use checkout_domain::testing::TestKit;
+use checkout_domain::usecases::PaymentOutcome;
+use checkout_domain::values::SessionId;
 use rust_decimal::Decimal;
 use time::OffsetDateTime;
 
@@ -89,4 +93,25 @@ pub fn card_input() -> CardInput {
 /// The checked card at `now`.
 pub fn card(now: OffsetDateTime) -> CardDetails {
     card_input().validate(now).expect("the test card is valid")
+}
+
+/// Starts an integrated checkout on terminal `T-1` with `reference`.
+pub async fn start(kit: &TestKit, reference: &str) -> PaymentSession {
+    kit.checkout
+        .start_payment(&kit.caller("T-1"), &start_request(reference))
+        .await
+        .expect("start payment")
+}
+
+/// Pays session `id` with the test card, which passes the form checks.
+pub async fn pay(kit: &TestKit, id: SessionId) -> PaymentOutcome {
+    let post = kit
+        .checkout
+        .process_payment(id, &card_input())
+        .await
+        .expect("process payment");
+    PaymentOutcome {
+        session: post.page.session,
+        result: post.result.expect("the card passes the checks"),
+    }
 }

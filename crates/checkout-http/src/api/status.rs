@@ -1,6 +1,8 @@
 //! GET /pay/api/payment/{checkoutSessionId} (spec 4.4).
 
 use actix_web::{web, HttpResponse};
+use checkout_domain::values::SessionId;
+use checkout_domain::{CheckoutError, SvcCode};
 
 use crate::auth::Caller;
 use crate::dto::PaymentStatusResponse;
@@ -30,7 +32,10 @@ pub async fn payment_status(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let session = state.checkout.payment_status(&caller.0, &path).await?;
+    let Ok(id) = path.parse::<SessionId>() else {
+        return Err(CheckoutError::svc(SvcCode::Svc007).into());
+    };
+    let session = state.checkout.payment_status(&caller.0, id).await?;
     let now = state.checkout.now();
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))

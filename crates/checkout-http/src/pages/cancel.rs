@@ -1,11 +1,15 @@
 //! POST /pay/cancel-payment: the payer leaves an integrated checkout; the browser goes to
 //! `callbackBackUrl` (or `callbackFailUrl` when none was given).
 
+use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use checkout_domain::usecases::PaymentResult;
+use checkout_domain::SvcCode;
 
 use super::form::{self, ActionForm};
 use super::i18n::Lang;
-use super::outcome::{csrf_ok, csrf_refused, error_page, open_any, show_state};
+use super::outcome::{csrf_ok, csrf_refused, error_page, open_any, session_id, show_state};
+use super::render::{self, ErrorView};
 use crate::AppState;
 
 /// Handles the cancel button.
@@ -21,12 +25,27 @@ pub async fn cancel_payment(
     if !csrf_ok(pages, &req, &id, form.csrf_token.as_deref()) {
         return csrf_refused(pages, lang);
     }
-    let outcome = match state.checkout.cancel_payment(&id).await {
-        Ok(outcome) => outcome,
+    let cancelled = match session_id(&id) {
+        Ok(id) => state.checkout.cancel_payment(id).await.map(|o| (id, o)),
+        Err(e) => Err(e),
+    };
+    let (id, outcome) = match cancelled {
+        Ok(cancelled) => cancelled,
         Err(e) => return error_page(pages, lang, &e),
     };
     let lang = Lang::choose(form.lg.as_deref(), outcome.session.culture);
-    let merchant = match open_any(&state.checkout, &id).await {
+    if outcome.result == PaymentResult::Unresolved {
+        // The processor could not confirm the cancel of a pending challenge: nothing changed.
+        let t = lang.texts();
+        return render::html(
+            &pages.tera,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "error.html",
+            &ErrorView::new(lang, SvcCode::Svc003.spec().code, t.cancel_unconfirmed),
+            &pages.csp_for(Some(&outcome.session)),
+        );
+    }
+    let merchant = match open_any(&state.checkout, id).await {
         Ok(page) => page.merchant_name,
         Err(_) => outcome.session.terminal.to_string(),
     };

@@ -3,14 +3,15 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use checkout_domain::ports::ChallengeAnswer;
 use checkout_domain::session::SessionState;
+use checkout_domain::usecases::{HostedPage, PaymentOutcome};
+use checkout_domain::{CheckoutError, SvcCode};
 
 use super::form::{self, ActionForm, LangQuery};
 use super::i18n::Lang;
 use super::outcome::{
-    after_step, browser_secret, csrf_ok, csrf_refused, error_page, open_any, show_state,
-    with_cookie,
+    after_step, browser_secret, csrf_ok, csrf_refused, error_page, open_any, session_id,
+    show_state, with_cookie,
 };
 use super::render::{self, ChallengeView, ErrorView, PurchaseView};
 use crate::AppState;
@@ -27,7 +28,11 @@ pub async fn challenge_page(
     if !pages.own_challenge_page {
         return not_here(&state, lang);
     }
-    let page = match open_any(&state.checkout, &path).await {
+    let page = match session_id(&path) {
+        Ok(id) => open_any(&state.checkout, id).await,
+        Err(e) => Err(e),
+    };
+    let page = match page {
         Ok(page) => page,
         Err(e) => return error_page(pages, lang, &e),
     };
@@ -70,46 +75,48 @@ pub async fn answer_challenge(
     if !csrf_ok(pages, &req, &path, form.csrf_token.as_deref()) {
         return csrf_refused(pages, lang);
     }
-    let answer = match form.outcome.as_deref() {
-        Some("pass") => ChallengeAnswer::Passed,
-        _ => ChallengeAnswer::Failed,
+    let passed = form.outcome.as_deref() == Some("pass");
+    let answered = match session_id(&path) {
+        Ok(id) => state.checkout.answer_challenge(id, passed).await,
+        Err(e) => Err(e),
     };
-    finish(&state, &path, answer, form.lg.as_deref()).await
+    show_answer(&state, answered, form.lg.as_deref())
 }
 
-/// GET /pay/return/{id}: the payer is back from the processor's challenge page.
+/// GET /pay/return/{id}: the payer is back from the processor's challenge page. It only
+/// records what the processor says it holds, so an anonymous request moves nothing the
+/// processor has not moved.
 pub async fn processor_return(
     state: web::Data<AppState>,
     path: web::Path<String>,
     query: web::Query<LangQuery>,
 ) -> HttpResponse {
-    finish(
-        &state,
-        &path,
-        ChallengeAnswer::Returned,
-        query.lg.as_deref(),
-    )
-    .await
+    let returned = match session_id(&path) {
+        Ok(id) => state.checkout.challenge_returned(id).await,
+        Err(e) => Err(e),
+    };
+    show_answer(&state, returned, query.lg.as_deref())
 }
 
-async fn finish(
+/// What the browser sees after a challenge step.
+fn show_answer(
     state: &AppState,
-    id: &str,
-    answer: ChallengeAnswer,
+    answered: Result<(HostedPage, PaymentOutcome), CheckoutError>,
     lg: Option<&str>,
 ) -> HttpResponse {
     let pages = &state.pages;
-    let lang = Lang::choose(lg, None);
-    let outcome = match state.checkout.complete_challenge(id, answer).await {
-        Ok(outcome) => outcome,
-        Err(e) => return error_page(pages, lang, &e),
+    let (page, outcome) = match answered {
+        Ok(answered) => answered,
+        Err(e) => return error_page(pages, Lang::choose(lg, None), &e),
     };
     let lang = Lang::choose(lg, outcome.session.culture);
-    let merchant = match open_any(&state.checkout, id).await {
-        Ok(page) => page.merchant_name,
-        Err(_) => outcome.session.terminal.to_string(),
-    };
-    after_step(pages, lang, &outcome.session, &merchant, &outcome.result)
+    after_step(
+        pages,
+        lang,
+        &outcome.session,
+        &page.merchant_name,
+        &outcome.result,
+    )
 }
 
 fn not_here(state: &AppState, lang: Lang) -> HttpResponse {
@@ -117,7 +124,11 @@ fn not_here(state: &AppState, lang: Lang) -> HttpResponse {
         &state.pages.tera,
         StatusCode::NOT_FOUND,
         "error.html",
-        &ErrorView::new(lang, "SVC_002", lang.texts().session_missing),
+        &ErrorView::new(
+            lang,
+            SvcCode::Svc002.spec().code,
+            lang.texts().session_missing,
+        ),
         &state.pages.csp_for(None),
     )
 }

@@ -125,6 +125,10 @@ pub struct Texts {
     pub error_title: &'static str,
     /// SVC_002 message.
     pub session_missing: &'static str,
+    /// The merchant's terminal is deactivated: the session cannot be paid (SVC_005).
+    pub terminal_inactive: &'static str,
+    /// A cancel the processor could not confirm yet (SVC_003).
+    pub cancel_unconfirmed: &'static str,
     /// A form whose security token does not match.
     pub form_expired: &'static str,
     /// An unexpected error.
@@ -174,6 +178,8 @@ pub const ES: Texts = Texts {
     challenge_fail: "Fallar la autenticación",
     error_title: "No se puede pagar",
     session_missing: "La sesión de pago no existe o ya venció.",
+    terminal_inactive: "Este comercio no puede recibir pagos en este momento. No se realizó ningún cargo.",
+    cancel_unconfirmed: "No pudimos confirmar la cancelación con el procesador de tarjetas. Intente de nuevo en unos momentos.",
     form_expired: "El formulario venció por seguridad. Vuelva a abrir la página de pago.",
     unexpected: "Ocurrió un error inesperado. No se realizó ningún cargo que no vaya a ver el comercio.",
     support_reference: "Referencia para soporte",
@@ -220,6 +226,8 @@ pub const EN: Texts = Texts {
     challenge_fail: "Fail authentication",
     error_title: "This payment cannot be made",
     session_missing: "The payment session does not exist or has expired.",
+    terminal_inactive: "This merchant cannot take payments at the moment. Nothing was charged.",
+    cancel_unconfirmed: "We could not confirm the cancellation with the card processor. Please try again in a moment.",
     form_expired: "The form expired for your security. Please open the payment page again.",
     unexpected: "An unexpected error occurred. Any charge will be visible to the merchant.",
     support_reference: "Support reference",

@@ -7,7 +7,7 @@ use checkout_domain::usecases::HostedPage;
 
 use super::form::LangQuery;
 use super::i18n::Lang;
-use super::outcome::{browser_secret, error_page, show_state, with_cookie};
+use super::outcome::{browser_secret, error_page, session_id, show_state, with_cookie};
 use super::render::{self, Banner, PayView, PurchaseView};
 use super::Pages;
 use crate::AppState;
@@ -54,7 +54,11 @@ async fn open(
     flow: SessionFlow,
 ) -> HttpResponse {
     let pages = &state.pages;
-    match state.checkout.open_page(id, flow).await {
+    let opened = match session_id(id) {
+        Ok(id) => state.checkout.open_page(id, flow).await,
+        Err(e) => Err(e),
+    };
+    match opened {
         Err(e) => error_page(pages, Lang::choose(lg, None), &e),
         Ok(page) => {
             let lang = Lang::choose(lg, page.session.culture);

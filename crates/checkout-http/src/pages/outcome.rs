@@ -5,8 +5,9 @@
 use actix_web::cookie::Cookie;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use checkout_domain::session::{PaymentSession, SessionFlow, SessionKind, SessionState};
+use checkout_domain::session::{PaymentSession, SessionState};
 use checkout_domain::usecases::{HostedPage, PaymentResult};
+use checkout_domain::values::SessionId;
 use checkout_domain::{Checkout, CheckoutError, SvcCode};
 
 use super::csrf;
@@ -14,18 +15,15 @@ use super::i18n::Lang;
 use super::render::{self, ErrorView, PurchaseView, ResultView};
 use super::Pages;
 
+/// The session id of a page's path or form, parsed at the edge: a malformed id is an unknown
+/// session (SVC_002).
+pub fn session_id(raw: &str) -> Result<SessionId, CheckoutError> {
+    raw.parse().map_err(|_| CheckoutError::svc(SvcCode::Svc002))
+}
+
 /// The hosted page of `id`, whichever kind of session it is.
-pub async fn open_any(checkout: &Checkout, id: &str) -> Result<HostedPage, CheckoutError> {
-    match checkout
-        .open_page(id, SessionFlow::IntegratedCheckout)
-        .await
-    {
-        Err(CheckoutError::Service {
-            code: SvcCode::Svc002,
-            ..
-        }) => checkout.open_page(id, SessionFlow::PaymentLink).await,
-        other => other,
-    }
+pub async fn open_any(checkout: &Checkout, id: SessionId) -> Result<HostedPage, CheckoutError> {
+    checkout.open_any_page(id).await
 }
 
 /// The browser's CSRF secret, and the cookie to set when it had none.
@@ -71,6 +69,13 @@ pub fn error_page(pages: &Pages, lang: Lang, error: &CheckoutError) -> HttpRespo
             StatusCode::NOT_FOUND,
             ErrorView::new(lang, SvcCode::Svc002.spec().code, t.session_missing),
         ),
+        CheckoutError::Service {
+            code: SvcCode::Svc005,
+            ..
+        } => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorView::new(lang, SvcCode::Svc005.spec().code, t.terminal_inactive),
+        ),
         CheckoutError::Service { code, .. } => (
             StatusCode::UNPROCESSABLE_ENTITY,
             ErrorView::new(lang, code.spec().code, t.unexpected),
@@ -88,25 +93,6 @@ pub fn error_page(pages: &Pages, lang: Lang, error: &CheckoutError) -> HttpRespo
         &view,
         &pages.csp_for(None),
     )
-}
-
-/// Where an integrated checkout sends the browser for a settled `state`, if anywhere.
-fn callback_for(session: &PaymentSession) -> Option<url::Url> {
-    let SessionKind::IntegratedCheckout(callbacks) = &session.kind else {
-        return None;
-    };
-    let target = match session.state {
-        SessionState::Successful | SessionState::ApprovedTransaction => &callbacks.success,
-        SessionState::Failed => &callbacks.fail,
-        SessionState::Cancelled => callbacks.back.as_ref().unwrap_or(&callbacks.fail),
-        _ => return None,
-    };
-    let mut url = target.url().clone();
-    url.query_pairs_mut()
-        .append_pair("checkoutSessionId", &session.id.to_string())
-        .append_pair("transactionReferenceNumber", session.reference.as_str())
-        .append_pair("state", session.state.name());
-    Some(url)
 }
 
 /// A 303 to `location` with the page headers.
@@ -131,7 +117,7 @@ pub fn show_state(
     session: &PaymentSession,
     merchant: &str,
 ) -> HttpResponse {
-    if let Some(url) = callback_for(session) {
+    if let Some(url) = session.redirect_url() {
         return see_other(pages, Some(session), url.as_str());
     }
     let t = lang.texts();

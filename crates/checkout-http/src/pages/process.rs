@@ -8,12 +8,15 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::card::{CardField, CardInput};
 use checkout_domain::session::{PaymentSession, SessionState};
 use checkout_domain::usecases::PaymentResult;
+use checkout_domain::values::SessionId;
 use checkout_domain::SvcCode;
 
 use super::form::{self, PaymentForm};
 use super::i18n::Lang;
 use super::open::pay_form;
-use super::outcome::{after_step, csrf_ok, csrf_refused, error_page, open_any, show_state};
+use super::outcome::{
+    after_step, csrf_ok, csrf_refused, error_page, open_any, session_id, show_state,
+};
 use super::render::Banner;
 use crate::AppState;
 
@@ -27,7 +30,7 @@ fn input_id(field: CardField) -> &'static str {
     }
 }
 
-/// Handles a card form submission.
+/// Handles a card form submission: one use-case call, which reads the session once.
 pub async fn process_payment(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -36,21 +39,15 @@ pub async fn process_payment(
     let pages = &state.pages;
     let form: PaymentForm = form::parse(&body);
     drop(body);
-    let id = form.checkout_session_id.clone().unwrap_or_default();
+    let raw_id = form.checkout_session_id.clone().unwrap_or_default();
     let lang = Lang::choose(form.lg.as_deref(), None);
-    if !csrf_ok(pages, &req, &id, form.csrf_token.as_deref()) {
+    if !csrf_ok(pages, &req, &raw_id, form.csrf_token.as_deref()) {
         return csrf_refused(pages, lang);
     }
-    let page = match open_any(&state.checkout, &id).await {
-        Ok(page) => page,
+    let id = match session_id(&raw_id) {
+        Ok(id) => id,
         Err(e) => return error_page(pages, lang, &e),
     };
-    let lang = Lang::choose(form.lg.as_deref(), page.session.culture);
-    if !page.is_payable() {
-        // Paid, failed or cancelled meanwhile (another tab, a double click): say where it stands.
-        let session = settled(&state, &id, page.session).await;
-        return show_state(pages, lang, &session, &page.merchant_name);
-    }
     let holder = form.cardholder_name.clone().unwrap_or_default();
     let input = CardInput {
         cardholder_name: holder.clone(),
@@ -58,16 +55,23 @@ pub async fn process_payment(
         expiry: form.card_expiry.unwrap_or_default(),
         cvv: form.card_cvv.unwrap_or_default(),
     };
-    let card = match input.validate(state.checkout.now()) {
-        Ok(card) => card,
+    let post = state.checkout.process_payment(id, &input).await;
+    drop(input);
+    let post = match post {
+        Ok(post) => post,
+        Err(e) => return error_page(pages, lang, &e),
+    };
+    let page = post.page;
+    let lang = Lang::choose(form.lg.as_deref(), page.session.culture);
+    let t = lang.texts();
+    match post.result {
         Err(field_errors) => {
-            let t = lang.texts();
             // A BTreeMap of CardField iterates in the form's order.
             let errors: Vec<(&'static str, &'static str)> = field_errors
                 .into_iter()
                 .map(|(field, error)| (input_id(field), t.card_error(field, error)))
                 .collect();
-            return pay_form(
+            pay_form(
                 pages,
                 &req,
                 &page,
@@ -76,28 +80,9 @@ pub async fn process_payment(
                 errors,
                 None,
                 &holder,
-            );
+            )
         }
-    };
-    drop(input);
-    let return_url = format!(
-        "{}/pay/return/{}?lg={}",
-        pages.public_base_url,
-        page.session.id,
-        lang.code()
-    );
-    let outcome = match state
-        .checkout
-        .process_payment(&id, &card, &return_url)
-        .await
-    {
-        Ok(outcome) => outcome,
-        Err(e) => return error_page(pages, lang, &e),
-    };
-    drop(card);
-    match outcome.result {
-        PaymentResult::Retry { code } => {
-            let t = lang.texts();
+        Ok(PaymentResult::Retry { code }) => {
             let banner = Banner {
                 code: code.spec().code,
                 text: if code == SvcCode::Svc003 {
@@ -105,10 +90,6 @@ pub async fn process_payment(
                 } else {
                     t.processor_refused
                 },
-            };
-            let page = checkout_domain::usecases::HostedPage {
-                session: outcome.session,
-                ..page
             };
             pay_form(
                 pages,
@@ -121,11 +102,11 @@ pub async fn process_payment(
                 &holder,
             )
         }
-        PaymentResult::AlreadyHandled => {
-            let session = settled(&state, &id, outcome.session).await;
+        Ok(PaymentResult::AlreadyHandled) => {
+            let session = settled(&state, id, page.session).await;
             show_state(pages, lang, &session, &page.merchant_name)
         }
-        result => after_step(pages, lang, &outcome.session, &page.merchant_name, &result),
+        Ok(result) => after_step(pages, lang, &page.session, &page.merchant_name, &result),
     }
 }
 
@@ -133,7 +114,7 @@ pub async fn process_payment(
 /// second tab) waits for the winner's outcome while the session is Processing, at most the
 /// configured wait, so that every answer shows the same final state. Returns the session as
 /// it then stands.
-async fn settled(state: &AppState, id: &str, mut session: PaymentSession) -> PaymentSession {
+async fn settled(state: &AppState, id: SessionId, mut session: PaymentSession) -> PaymentSession {
     let deadline = Instant::now() + state.pages.processing_wait;
     while session.state == SessionState::Processing && Instant::now() < deadline {
         actix_web::rt::time::sleep(SETTLE_POLL).await;

@@ -50,10 +50,14 @@ async fn attempts_keep_no_card_number_expiry_or_cvv() {
             "card_last4",
             "processor_reference",
             "challenge_url",
-            "outcome",
+            "state",
             "svc_code",
             "created_at",
-            "updated_at"
+            "updated_at",
+            "payment_method",
+            "return_url",
+            "checks",
+            "next_check_at"
         ]
     );
 }

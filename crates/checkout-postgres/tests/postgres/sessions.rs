@@ -1,10 +1,13 @@
 //! `SessionRepository` on PostgreSQL.
 
 use checkout_domain::card::CardBrand;
-use checkout_domain::ports::{InsertError, SessionRepository};
-use checkout_domain::session::{AttemptOutcome, Callbacks, SessionKind, SessionState};
+use checkout_domain::ports::{AttemptChange, InsertError, Recorded, SessionRepository};
+use checkout_domain::session::{
+    AttemptState, Callbacks, PaymentAttempt, SessionKind, SessionState,
+};
 use checkout_domain::values::SessionId;
 use checkout_domain::SvcCode;
+use checkout_postgres::PgStore;
 use tokio::task::JoinSet;
 
 use crate::support::*;
@@ -467,8 +470,25 @@ async fn of_racing_attempts_on_one_session_exactly_one_begins() {
     );
 }
 
+/// Records `attempt` expecting it in `expected`, moving its session as asked.
+async fn record(
+    store: &PgStore,
+    attempt: &PaymentAttempt,
+    expected: &[AttemptState],
+    session_move: Option<(SessionState, SessionState)>,
+) -> Recorded {
+    store
+        .record_attempt(&AttemptChange {
+            attempt,
+            expected,
+            session_move,
+        })
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
-async fn finish_attempt_saves_the_outcome_and_moves_the_session() {
+async fn record_attempt_saves_the_attempt_and_moves_the_session() {
     let (_db, store) = database().await;
     let s = session("T-1", "3DS");
     store.insert(&s).await.unwrap();
@@ -477,64 +497,49 @@ async fn finish_attempt_saves_the_outcome_and_moves_the_session() {
         .begin_attempt(&a, SessionState::Pending, SessionState::Processing)
         .await
         .unwrap());
+    assert_eq!(
+        store.get(s.id).await.unwrap().unwrap().current_attempt,
+        Some(a.id)
+    );
 
-    a.outcome = AttemptOutcome::ChallengeRequired;
+    a.state = AttemptState::RequiresAction;
     a.processor_reference = Some("pi_123".to_owned());
     a.challenge_url = Some("https://acs.example/challenge/1".to_owned());
+    a.next_check_at = None;
     a.updated_at = at(200);
-    assert!(store
-        .finish_attempt(
-            &a,
-            SessionState::Processing,
-            SessionState::ChallengeRequired
-        )
-        .await
-        .unwrap());
-    assert_eq!(store.latest_attempt(s.id).await.unwrap(), Some(a.clone()));
+    let moved = record(
+        &store,
+        &a,
+        &AttemptState::UNRESOLVED,
+        Some((SessionState::Processing, SessionState::ChallengeRequired)),
+    )
+    .await;
+    assert_eq!(moved, Recorded::Moved);
+    assert_eq!(store.attempt(a.id).await.unwrap(), Some(a.clone()));
     let read = store.get(s.id).await.unwrap().unwrap();
     assert_eq!(
         (read.state, read.updated_at),
         (SessionState::ChallengeRequired, at(200))
     );
 
-    // from == to only updates the attempt, still guarded by the state.
+    // Without a session move only the attempt changes.
+    a.state = AttemptState::Unknown;
+    a.checks = 3;
+    a.next_check_at = Some(at(900));
     a.updated_at = at(250);
-    a.challenge_url = None;
-    assert!(store
-        .finish_attempt(
-            &a,
-            SessionState::ChallengeRequired,
-            SessionState::ChallengeRequired
-        )
-        .await
-        .unwrap());
-    assert_eq!(store.latest_attempt(s.id).await.unwrap(), Some(a.clone()));
-
-    assert!(store
-        .transition(
-            s.id,
-            SessionState::ChallengeRequired,
-            SessionState::Processing,
-            at(300)
-        )
-        .await
-        .unwrap());
-    a.outcome = AttemptOutcome::Declined;
-    a.svc_code = Some(SvcCode::Svc006);
-    a.updated_at = at(400);
-    assert!(store
-        .finish_attempt(&a, SessionState::Processing, SessionState::Failed)
-        .await
-        .unwrap());
-    assert_eq!(store.latest_attempt(s.id).await.unwrap(), Some(a));
+    assert_eq!(
+        record(&store, &a, &[AttemptState::RequiresAction], None).await,
+        Recorded::Moved
+    );
+    assert_eq!(store.attempt(a.id).await.unwrap(), Some(a.clone()));
     assert_eq!(
         store.get(s.id).await.unwrap().unwrap().state,
-        SessionState::Failed
+        SessionState::ChallengeRequired
     );
 }
 
 #[tokio::test]
-async fn finish_attempt_from_the_wrong_state_saves_nothing() {
+async fn record_attempt_in_an_unexpected_state_saves_nothing() {
     let (_db, store) = database().await;
     let s = session("T-1", "GUARD");
     store.insert(&s).await.unwrap();
@@ -543,66 +548,127 @@ async fn finish_attempt_from_the_wrong_state_saves_nothing() {
         .begin_attempt(&begun, SessionState::Pending, SessionState::Processing)
         .await
         .unwrap());
-
     let mut finished = begun.clone();
-    finished.outcome = AttemptOutcome::Approved;
-    finished.processor_reference = Some("pi_9".to_owned());
+    finished.state = AttemptState::Succeeded;
     finished.updated_at = at(200);
-    assert!(!store
-        .finish_attempt(
+    assert_eq!(
+        record(
+            &store,
             &finished,
-            SessionState::ChallengeRequired,
-            SessionState::Successful
+            &[AttemptState::RequiresAction],
+            Some((SessionState::Processing, SessionState::Successful))
         )
-        .await
-        .unwrap());
-    assert_eq!(
-        store.latest_attempt(s.id).await.unwrap(),
-        Some(begun.clone())
+        .await,
+        Recorded::Stale
     );
-    let read = store.get(s.id).await.unwrap().unwrap();
-    assert_eq!(
-        (read.state, read.updated_at),
-        (SessionState::Processing, at(100))
-    );
-
-    // The winner of a race finishes; a second finish from the same state then fails.
-    assert!(store
-        .finish_attempt(
-            &finished,
-            SessionState::Processing,
-            SessionState::Successful
-        )
-        .await
-        .unwrap());
-    let mut late = finished.clone();
-    late.outcome = AttemptOutcome::Declined;
-    assert!(!store
-        .finish_attempt(&late, SessionState::Processing, SessionState::Failed)
-        .await
-        .unwrap());
-    assert_eq!(store.latest_attempt(s.id).await.unwrap(), Some(finished));
-    assert_eq!(
-        store.get(s.id).await.unwrap().unwrap().state,
-        SessionState::Successful
-    );
-}
-
-#[tokio::test]
-async fn finishing_an_attempt_never_begun_fails_and_rolls_back() {
-    let (_db, store) = database().await;
-    let mut s = session("T-1", "GHOST");
-    s.state = SessionState::Processing;
-    store.insert(&s).await.unwrap();
-    let ghost = attempt(&s, at(100));
-    assert!(store
-        .finish_attempt(&ghost, SessionState::Processing, SessionState::Successful)
-        .await
-        .is_err());
+    assert_eq!(store.attempt(begun.id).await.unwrap(), Some(begun.clone()));
     assert_eq!(
         store.get(s.id).await.unwrap().unwrap().state,
         SessionState::Processing
     );
+    // An attempt never begun is never recorded.
+    let ghost = attempt(&s, at(100));
+    assert_eq!(
+        record(&store, &ghost, &AttemptState::UNRESOLVED, None).await,
+        Recorded::Stale
+    );
+    assert_eq!(store.attempt(ghost.id).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn an_answer_about_an_attempt_that_is_not_current_is_kept_and_never_moves_the_session() {
+    let (_db, store) = database().await;
+    let s = session("T-1", "STALE");
+    store.insert(&s).await.unwrap();
+    // Attempt 1 begins and is left unknown; it is then (wrongly) set aside and attempt 2
+    // becomes current: the late answer of attempt 1 must not settle attempt 2's session.
+    let mut first = attempt(&s, at(100));
+    assert!(store
+        .begin_attempt(&first, SessionState::Pending, SessionState::Processing)
+        .await
+        .unwrap());
+    assert!(store
+        .transition(
+            s.id,
+            SessionState::Processing,
+            SessionState::Pending,
+            at(150)
+        )
+        .await
+        .unwrap());
+    let second = attempt(&s, at(200));
+    assert!(store
+        .begin_attempt(&second, SessionState::Pending, SessionState::Processing)
+        .await
+        .unwrap());
+
+    first.state = AttemptState::Succeeded;
+    first.processor_reference = Some("pi_late".to_owned());
+    first.updated_at = at(300);
+    assert_eq!(
+        record(
+            &store,
+            &first,
+            &AttemptState::UNRESOLVED,
+            Some((SessionState::Processing, SessionState::Successful))
+        )
+        .await,
+        Recorded::AttemptOnly
+    );
+    assert_eq!(store.attempt(first.id).await.unwrap(), Some(first));
+    let read = store.get(s.id).await.unwrap().unwrap();
+    assert_eq!(read.state, SessionState::Processing);
+    assert_eq!(read.current_attempt, Some(second.id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_racing_answers_about_one_attempt_exactly_one_is_recorded() {
+    let (_db, store) = database().await;
+    let s = session("T-1", "RACE");
+    store.insert(&s).await.unwrap();
+    let begun = attempt(&s, at(100));
+    assert!(store
+        .begin_attempt(&begun, SessionState::Pending, SessionState::Processing)
+        .await
+        .unwrap());
+    let mut tasks = JoinSet::new();
+    for i in 0..20 {
+        let store = store.clone();
+        let mut answer = begun.clone();
+        answer.state = if i % 2 == 0 {
+            AttemptState::Succeeded
+        } else {
+            AttemptState::Declined
+        };
+        answer.updated_at = at(200 + i);
+        tasks.spawn(async move {
+            let to = if i % 2 == 0 {
+                SessionState::Successful
+            } else {
+                SessionState::Failed
+            };
+            record(
+                &store,
+                &answer,
+                &AttemptState::UNRESOLVED,
+                Some((SessionState::Processing, to)),
+            )
+            .await
+        });
+    }
+    let mut moved = 0;
+    while let Some(joined) = tasks.join_next().await {
+        moved += usize::from(joined.unwrap() == Recorded::Moved);
+    }
+    assert_eq!(moved, 1);
+    let stored = store.attempt(begun.id).await.unwrap().unwrap();
+    let session = store.get(s.id).await.unwrap().unwrap();
+    let agrees = matches!(
+        (stored.state, session.state),
+        (AttemptState::Succeeded, SessionState::Successful)
+            | (AttemptState::Declined, SessionState::Failed)
+    );
+    assert!(agrees, "{stored:?} {session:?}");
 }
 
 #[tokio::test]
@@ -617,12 +683,18 @@ async fn the_latest_attempt_is_the_most_recent_one() {
         .begin_attempt(&first, SessionState::Pending, SessionState::Processing)
         .await
         .unwrap());
-    first.outcome = AttemptOutcome::Rejected;
+    first.state = AttemptState::NothingCharged;
     first.svc_code = Some(SvcCode::Svc004);
-    assert!(store
-        .finish_attempt(&first, SessionState::Processing, SessionState::Pending)
-        .await
-        .unwrap());
+    assert_eq!(
+        record(
+            &store,
+            &first,
+            &[AttemptState::Sent],
+            Some((SessionState::Processing, SessionState::Pending))
+        )
+        .await,
+        Recorded::Moved
+    );
 
     // Same instant as the first: insertion order breaks the tie.
     let second = attempt(&s, at(100));
@@ -681,32 +753,133 @@ async fn expire_due_moves_only_pending_sessions_past_their_expiry() {
 }
 
 #[tokio::test]
-async fn stale_processing_lists_only_old_processing_sessions_oldest_first() {
+async fn due_challenges_lists_only_challenges_past_their_expiry_soonest_first() {
     let (_db, store) = database().await;
-    let make = |name: &str, state: SessionState, updated_at| {
+    let make = |name: &str, state: SessionState, expires_at| {
         let mut s = session("T-1", name);
         s.state = state;
-        s.updated_at = updated_at;
+        s.expires_at = expires_at;
         s
     };
-    let oldest = make("OLDEST", SessionState::Processing, at(100));
-    let old = make("OLD", SessionState::Processing, at(200));
-    let at_the_limit = make("LIMIT", SessionState::Processing, at(300));
-    let fresh = make("FRESH", SessionState::Processing, at(301));
+    let first = make("FIRST", SessionState::ChallengeRequired, at(100));
+    let second = make("SECOND", SessionState::ChallengeRequired, at(200));
+    let later = make("LATER", SessionState::ChallengeRequired, at(301));
     let pending = make("PENDING", SessionState::Pending, at(0));
-    let challenged = make("3DS", SessionState::ChallengeRequired, at(0));
-    for s in [&fresh, &old, &pending, &at_the_limit, &oldest, &challenged] {
+    for s in [&later, &second, &pending, &first] {
         store.insert(s).await.unwrap();
     }
+    assert_eq!(
+        store.due_challenges(at(300), 10).await.unwrap(),
+        vec![first.id, second.id]
+    );
+    assert_eq!(
+        store.due_challenges(at(300), 1).await.unwrap(),
+        vec![first.id]
+    );
+}
 
+/// A session in Processing with one attempt in `state`, due at `due`.
+async fn unresolved(
+    store: &PgStore,
+    name: &str,
+    state: AttemptState,
+    due: Option<i64>,
+) -> PaymentAttempt {
+    let s = session("T-1", name);
+    store.insert(&s).await.unwrap();
+    let mut a = attempt(&s, at(10));
+    assert!(store
+        .begin_attempt(&a, SessionState::Pending, SessionState::Processing)
+        .await
+        .unwrap());
+    a.state = state;
+    a.next_check_at = due.map(at);
     assert_eq!(
-        store.stale_processing(at(300), 10).await.unwrap(),
-        vec![oldest.id, old.id, at_the_limit.id]
+        record(store, &a, &[AttemptState::Sent], None).await,
+        Recorded::Moved
+    );
+    a
+}
+
+#[tokio::test]
+async fn claim_due_attempts_takes_the_due_unresolved_ones_oldest_due_first_and_leases_them() {
+    let (_db, store) = database().await;
+    let late = unresolved(&store, "LATE", AttemptState::Unknown, Some(300)).await;
+    let early = unresolved(&store, "EARLY", AttemptState::Sent, Some(100)).await;
+    let middle = unresolved(&store, "MIDDLE", AttemptState::Unknown, Some(200)).await;
+    let not_due = unresolved(&store, "NOT-DUE", AttemptState::Unknown, Some(301)).await;
+    let given_up = unresolved(&store, "GIVEN-UP", AttemptState::Unknown, None).await;
+    let settled = unresolved(&store, "SETTLED", AttemptState::Succeeded, Some(0)).await;
+
+    let claimed = store
+        .claim_due_attempts(at(300), at(1_000), 2)
+        .await
+        .unwrap();
+    let ids: Vec<_> = claimed.iter().map(|a| a.id).collect();
+    assert_eq!(
+        ids,
+        vec![early.id, middle.id],
+        "oldest due first, at most the limit"
     );
     assert_eq!(
-        store.stale_processing(at(300), 2).await.unwrap(),
-        vec![oldest.id, old.id],
-        "the limit keeps the oldest"
+        store
+            .attempt(early.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .next_check_at,
+        Some(at(1_000)),
+        "leased"
     );
-    assert!(store.stale_processing(at(99), 10).await.unwrap().is_empty());
+    let next = store
+        .claim_due_attempts(at(300), at(1_000), 10)
+        .await
+        .unwrap();
+    assert_eq!(next.iter().map(|a| a.id).collect::<Vec<_>>(), vec![late.id]);
+    assert!(store
+        .claim_due_attempts(at(300), at(1_000), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    for untouched in [&not_due, &given_up, &settled] {
+        assert_eq!(
+            store.attempt(untouched.id).await.unwrap().as_ref(),
+            Some(untouched)
+        );
+    }
+    let (count, oldest) = store.unresolved_attempts().await.unwrap();
+    assert_eq!((count, oldest), (5, Some(at(10))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_claims_never_take_the_same_attempt() {
+    let (_db, store) = database().await;
+    for n in 0..40 {
+        unresolved(
+            &store,
+            &format!("DUE-{n}"),
+            AttemptState::Unknown,
+            Some(100 + n),
+        )
+        .await;
+    }
+    let mut tasks = JoinSet::new();
+    for _ in 0..4 {
+        let store = store.clone();
+        tasks.spawn(async move {
+            store
+                .claim_due_attempts(at(500), at(9_000), 15)
+                .await
+                .unwrap()
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut total = 0;
+    while let Some(joined) = tasks.join_next().await {
+        for a in joined.unwrap() {
+            total += 1;
+            assert!(seen.insert(a.id), "{} claimed twice", a.id);
+        }
+    }
+    assert_eq!(total, 40);
 }

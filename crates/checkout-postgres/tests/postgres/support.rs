@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use checkout_domain::auth::Terminal;
 use checkout_domain::card::CardBrand;
 use checkout_domain::session::{
-    AttemptOutcome, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, SessionKind,
+    AttemptState, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, SessionKind,
     SessionState,
 };
 use checkout_domain::values::{
@@ -79,6 +79,7 @@ pub fn session(terminal_number: &str, merchant_reference: &str) -> PaymentSessio
         items: Vec::new(),
         charges: Vec::new(),
         state: SessionState::Pending,
+        current_attempt: None,
         created_at: at(0),
         updated_at: at(0),
         expires_at: at(3_600_000_000),
@@ -145,10 +146,14 @@ pub fn attempt(session: &PaymentSession, when: OffsetDateTime) -> PaymentAttempt
         session_id: session.id,
         card_brand: CardBrand::Visa,
         card_last4: "4242".to_owned(),
+        payment_method: "pm_test".to_owned(),
+        return_url: format!("https://pay.example/pay/return/{}", session.id),
         processor_reference: None,
         challenge_url: None,
-        outcome: AttemptOutcome::Sent,
+        state: AttemptState::Sent,
         svc_code: None,
+        checks: 0,
+        next_check_at: Some(when + time::Duration::seconds(30)),
         created_at: when,
         updated_at: when,
     }

@@ -14,7 +14,8 @@ pub const INSUFFICIENT_FUNDS: &str = "4000000000009995";
 pub const CHALLENGE: &str = "4000002760003184";
 /// Needs a 3DS challenge too (a second number, as in Stripe's list).
 pub const CHALLENGE_OTHER: &str = "4000000000003220";
-/// The processor cannot be reached; nothing is charged.
+/// The processor cannot be reached when the card is handed to it; no authorisation is asked
+/// for, so nothing is charged.
 pub const COMMUNICATION_ERROR: &str = "4000000000000119";
 /// The answer is lost (a communication error) although the charge went through.
 pub const LOST_ANSWER: &str = "4000000000000184";
@@ -23,8 +24,6 @@ pub const CONTROLLED_ERROR: &str = "4000000000000127";
 
 /// Decline reason of a failed challenge.
 pub const REASON_AUTHENTICATION_FAILED: &str = "authentication_failed";
-/// Decline reason of a challenge answered `Returned` (the sandbox hosts none).
-pub const REASON_AUTHENTICATION_NOT_COMPLETED: &str = "authentication_not_completed";
 
 /// What the sandbox does with a card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +34,7 @@ pub(crate) enum Behaviour {
     Decline(&'static str),
     /// Ask for a challenge.
     Challenge,
-    /// Fail to answer; no charge.
+    /// Fail to take the card (tokenize); no authorisation, no charge.
     Unreachable,
     /// Charge, then fail to answer.
     LoseAnswer,
@@ -54,6 +53,37 @@ pub(crate) fn behaviour_of(digits: &str) -> Behaviour {
         LOST_ANSWER => Behaviour::LoseAnswer,
         CONTROLLED_ERROR => Behaviour::Refuse,
         _ => Behaviour::Approve { captured: true },
+    }
+}
+
+impl Behaviour {
+    /// The tag this behaviour travels under in a sandbox payment-method reference.
+    pub(crate) fn tag(self) -> &'static str {
+        match self {
+            Behaviour::Approve { captured: true } => "capture",
+            Behaviour::Approve { captured: false } => "authorize",
+            Behaviour::Decline("insufficient_funds") => "funds",
+            Behaviour::Decline(_) => "decline",
+            Behaviour::Challenge => "challenge",
+            Behaviour::Unreachable => "unreachable",
+            Behaviour::LoseAnswer => "lose",
+            Behaviour::Refuse => "refuse",
+        }
+    }
+
+    /// The behaviour of a tag written by [`Behaviour::tag`].
+    pub(crate) fn of_tag(tag: &str) -> Option<Behaviour> {
+        Some(match tag {
+            "capture" => Behaviour::Approve { captured: true },
+            "authorize" => Behaviour::Approve { captured: false },
+            "funds" => Behaviour::Decline("insufficient_funds"),
+            "decline" => Behaviour::Decline("card_declined"),
+            "challenge" => Behaviour::Challenge,
+            "unreachable" => Behaviour::Unreachable,
+            "lose" => Behaviour::LoseAnswer,
+            "refuse" => Behaviour::Refuse,
+            _ => return None,
+        })
     }
 }
 

@@ -1,5 +1,5 @@
-//! What the sandbox processor remembers: the answer given to every attempt, the charge it holds
-//! for it, and the challenges waiting for an answer.
+//! What the sandbox processor remembers: the answer given to every attempt, what it holds for
+//! it, and the attempt behind each processor reference.
 
 use std::collections::HashMap;
 
@@ -10,26 +10,26 @@ use checkout_domain::values::AttemptId;
 pub(crate) struct Entry {
     /// The answer `authorize` gave the first time.
     pub answer: Result<ProcessorOutcome, ProcessorError>,
-    /// What the processor holds for the attempt now; `None`: no charge.
-    pub charge: Option<ProcessorOutcome>,
+    /// What the processor holds for the attempt now.
+    pub holding: ProcessorOutcome,
 }
 
 impl Entry {
-    /// The answer to a repeated `authorize`: the first answer, or, when that answer was lost in
-    /// transit, what the processor did (as an idempotent replay would return it).
+    /// The answer to a repeated `authorize` (an idempotent replay): what the processor holds
+    /// now when the first answer was lost in transit, else the first answer.
     pub fn replay(&self) -> Result<ProcessorOutcome, ProcessorError> {
-        match (&self.answer, &self.charge) {
-            (Err(ProcessorError::Communication(_)), Some(charge)) => Ok(charge.clone()),
-            (answer, _) => answer.clone(),
+        match &self.answer {
+            Err(ProcessorError::Communication(_)) => Ok(self.holding.clone()),
+            answer => answer.clone(),
         }
     }
 }
 
-/// Every attempt seen, and the challenges by processor reference.
+/// Every attempt seen, and the attempts by processor reference.
 #[derive(Default)]
 pub(crate) struct Ledger {
     attempts: HashMap<AttemptId, Entry>,
-    challenges: HashMap<String, AttemptId>,
+    references: HashMap<String, AttemptId>,
 }
 
 impl Ledger {
@@ -38,26 +38,17 @@ impl Ledger {
         self.attempts.get(&attempt)
     }
 
-    /// Records the first answer to `attempt`.
-    pub fn record(&mut self, attempt: AttemptId, entry: Entry) {
-        if let Some(ProcessorOutcome::ChallengeRequired {
-            processor_reference,
-            ..
-        }) = &entry.charge
-        {
-            self.challenges.insert(processor_reference.clone(), attempt);
-        }
+    /// Records the first answer to `attempt`, known by `reference`.
+    pub fn record(&mut self, attempt: AttemptId, reference: String, entry: Entry) {
+        self.references.insert(reference, attempt);
         self.attempts.insert(attempt, entry);
     }
 
-    /// The charge held for the challenge `processor_reference`, to be settled in place.
-    pub fn challenge(
-        &mut self,
-        processor_reference: &str,
-    ) -> Option<&mut Option<ProcessorOutcome>> {
-        let attempt = self.challenges.get(processor_reference)?;
+    /// What the processor holds for the authorisation `reference`, to read or settle in place.
+    pub fn holding(&mut self, reference: &str) -> Option<&mut ProcessorOutcome> {
+        let attempt = self.references.get(reference)?;
         self.attempts
             .get_mut(attempt)
-            .map(|entry| &mut entry.charge)
+            .map(|entry| &mut entry.holding)
     }
 }

@@ -1,5 +1,5 @@
 //! The in-process sandbox processor: deterministic by card number (see [`cards`]), with the
-//! idempotency and lookup behaviour of a real processor.
+//! idempotency of a real processor (a replay of an attempt returns what it did).
 
 pub mod cards;
 mod ledger;
@@ -9,16 +9,19 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use checkout_domain::card::CardDetails;
 use checkout_domain::ports::{
-    AuthorizationRequest, CardProcessor, ChallengeAnswer, ProcessorError, ProcessorOutcome,
+    AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome,
 };
 use checkout_domain::values::AttemptId;
 
-use cards::{Behaviour, REASON_AUTHENTICATION_FAILED, REASON_AUTHENTICATION_NOT_COMPLETED};
+use cards::{Behaviour, REASON_AUTHENTICATION_FAILED};
 use ledger::{Entry, Ledger};
 
 /// A card processor in process, the embedded default: answers by card number following
-/// Stripe's test-card convention, remembers every attempt, never moves money.
+/// Stripe's test-card convention, remembers every attempt (in memory: a restart forgets, so
+/// a replay after a restart runs afresh, with the same deterministic answer), never moves
+/// money.
 #[derive(Default)]
 pub struct SandboxProcessor {
     ledger: Mutex<Ledger>,
@@ -42,7 +45,8 @@ impl SandboxProcessor {
         Self::default()
     }
 
-    /// A sandbox whose every call (authorise, challenge, lookup) first waits `delay`, as a
+    /// A sandbox whose every call (tokenize, authorise, read, challenge, cancel) first waits
+    /// `delay`, as a
     /// slow processor would, without blocking a thread: for measuring the service while
     /// payments are stuck on the processor (`bench/run.sh`).
     pub fn with_delay(mut self, delay: Duration) -> Self {
@@ -77,62 +81,93 @@ fn reference_of(attempt: AttemptId) -> String {
     format!("sbx_{attempt}")
 }
 
-/// What the sandbox does with a new attempt: its answer and the charge it then holds.
+/// The payment-method reference of a card: its behaviour and the attempt, never card data.
+fn payment_method_of(behaviour: Behaviour, attempt: AttemptId) -> String {
+    format!("pm_sbx_{}_{}", behaviour.tag(), attempt.as_uuid().simple())
+}
+
+/// The behaviour a payment-method reference of [`payment_method_of`] carries.
+fn behaviour_of_payment_method(reference: &str) -> Option<Behaviour> {
+    let rest = reference.strip_prefix("pm_sbx_")?;
+    let (tag, _) = rest.split_once('_')?;
+    Behaviour::of_tag(tag)
+}
+
+fn unreachable() -> ProcessorError {
+    ProcessorError::Communication("sandbox processor did not answer".into())
+}
+
+/// What the sandbox does with a new attempt: its answer and what it then holds.
 fn decide(behaviour: Behaviour, reference: String) -> Entry {
-    let unreachable = || ProcessorError::Communication("sandbox processor did not answer".into());
+    let approved = |captured| ProcessorOutcome::Approved {
+        processor_reference: reference.clone(),
+        captured,
+    };
+    let nothing = ProcessorOutcome::Canceled {
+        processor_reference: reference.clone(),
+    };
     match behaviour {
-        Behaviour::Approve { captured } => {
-            let outcome = ProcessorOutcome::Approved {
-                processor_reference: reference,
-                captured,
-            };
-            Entry {
-                answer: Ok(outcome.clone()),
-                charge: Some(outcome),
-            }
-        }
+        Behaviour::Approve { captured } => Entry {
+            answer: Ok(approved(captured)),
+            holding: approved(captured),
+        },
         Behaviour::Decline(reason) => {
             let outcome = ProcessorOutcome::Declined {
-                processor_reference: Some(reference),
+                processor_reference: Some(reference.clone()),
                 reason: reason.to_owned(),
             };
             Entry {
                 answer: Ok(outcome.clone()),
-                charge: Some(outcome),
+                holding: outcome,
             }
         }
         Behaviour::Challenge => {
             let outcome = ProcessorOutcome::ChallengeRequired {
-                processor_reference: reference,
+                processor_reference: reference.clone(),
                 challenge_url: None,
             };
             Entry {
                 answer: Ok(outcome.clone()),
-                charge: Some(outcome),
+                holding: outcome,
             }
         }
+        // Never reached: such a card is refused at tokenize.
         Behaviour::Unreachable => Entry {
             answer: Err(unreachable()),
-            charge: None,
+            holding: nothing,
         },
         Behaviour::LoseAnswer => Entry {
             answer: Err(unreachable()),
-            charge: Some(ProcessorOutcome::Approved {
-                processor_reference: reference,
-                captured: true,
-            }),
+            holding: approved(true),
         },
         Behaviour::Refuse => Entry {
             answer: Err(ProcessorError::Controlled(
                 "sandbox processor refused the request".into(),
             )),
-            charge: None,
+            holding: nothing,
         },
     }
 }
 
+fn unknown_reference() -> ProcessorError {
+    ProcessorError::Controlled("sandbox processor knows no such payment".into())
+}
+
 #[async_trait]
 impl CardProcessor for SandboxProcessor {
+    async fn tokenize(
+        &self,
+        attempt: AttemptId,
+        card: &CardDetails,
+    ) -> Result<String, ProcessorError> {
+        self.wait().await;
+        let behaviour = cards::behaviour_of(card.number.expose_digits());
+        if behaviour == Behaviour::Unreachable {
+            return Err(unreachable());
+        }
+        Ok(payment_method_of(behaviour, attempt))
+    }
+
     async fn authorize(
         &self,
         request: AuthorizationRequest<'_>,
@@ -144,56 +179,75 @@ impl CardProcessor for SandboxProcessor {
             tracing::debug!(attempt = %request.attempt, "sandbox: repeated attempt, replaying");
             return entry.replay();
         }
+        let behaviour = behaviour_of_payment_method(request.payment_method).ok_or_else(|| {
+            ProcessorError::Controlled("sandbox processor knows no such payment method".into())
+        })?;
         self.authorizations.fetch_add(1, Ordering::SeqCst);
-        let behaviour = cards::behaviour_of(request.card.number.expose_digits());
-        let entry = decide(behaviour, reference_of(request.attempt));
+        let reference = reference_of(request.attempt);
+        let entry = decide(behaviour, reference.clone());
         let answer = entry.answer.clone();
-        ledger.record(request.attempt, entry);
+        ledger.record(request.attempt, reference, entry);
         tracing::debug!(attempt = %request.attempt, ?behaviour, "sandbox: authorised");
         answer
     }
 
-    async fn complete_challenge(
+    async fn retrieve(
         &self,
         processor_reference: &str,
-        answer: ChallengeAnswer,
+    ) -> Result<ProcessorOutcome, ProcessorError> {
+        self.wait().await;
+        self.ledger()
+            .holding(processor_reference)
+            .map(|h| h.clone())
+            .ok_or_else(unknown_reference)
+    }
+
+    async fn answer_challenge(
+        &self,
+        processor_reference: &str,
+        passed: bool,
     ) -> Result<ProcessorOutcome, ProcessorError> {
         self.wait().await;
         let mut ledger = self.ledger();
-        let charge = ledger.challenge(processor_reference).ok_or_else(|| {
-            ProcessorError::Controlled("sandbox processor knows no such challenge".into())
-        })?;
-        if let Some(ProcessorOutcome::ChallengeRequired { .. }) = charge {
+        let holding = ledger
+            .holding(processor_reference)
+            .ok_or_else(unknown_reference)?;
+        if let ProcessorOutcome::ChallengeRequired { .. } = holding {
             let reference = processor_reference.to_owned();
-            let settled = match answer {
-                ChallengeAnswer::Passed => ProcessorOutcome::Approved {
+            *holding = if passed {
+                ProcessorOutcome::Approved {
                     processor_reference: reference,
                     captured: true,
-                },
-                ChallengeAnswer::Failed => ProcessorOutcome::Declined {
+                }
+            } else {
+                ProcessorOutcome::Declined {
                     processor_reference: Some(reference),
                     reason: REASON_AUTHENTICATION_FAILED.to_owned(),
-                },
-                ChallengeAnswer::Returned => ProcessorOutcome::Declined {
-                    processor_reference: Some(reference),
-                    reason: REASON_AUTHENTICATION_NOT_COMPLETED.to_owned(),
-                },
+                }
             };
-            *charge = Some(settled);
         }
-        // Settled now or before: a repeated answer gets the same outcome.
-        charge.clone().ok_or_else(|| {
-            ProcessorError::Controlled(
-                "sandbox processor holds no charge for this challenge".into(),
-            )
-        })
+        // Settled now or before: a repeated answer gets what the processor holds.
+        Ok(holding.clone())
     }
 
-    async fn lookup(&self, attempt: AttemptId) -> Result<Option<ProcessorOutcome>, ProcessorError> {
+    async fn cancel(&self, processor_reference: &str) -> Result<ProcessorOutcome, ProcessorError> {
         self.wait().await;
-        Ok(self
-            .ledger()
-            .entry(attempt)
-            .and_then(|entry| entry.charge.clone()))
+        let mut ledger = self.ledger();
+        let holding = ledger
+            .holding(processor_reference)
+            .ok_or_else(unknown_reference)?;
+        if matches!(
+            holding,
+            ProcessorOutcome::ChallengeRequired { .. }
+                | ProcessorOutcome::Approved {
+                    captured: false,
+                    ..
+                }
+        ) {
+            *holding = ProcessorOutcome::Canceled {
+                processor_reference: processor_reference.to_owned(),
+            };
+        }
+        Ok(holding.clone())
     }
 }

@@ -34,16 +34,9 @@ pub(crate) struct PaymentIntent {
     pub next_action: Option<NextAction>,
     #[serde(default)]
     pub last_payment_error: Option<ApiError>,
-    #[serde(default)]
-    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl PaymentIntent {
-    /// The value of `metadata[key]`, when it is a string.
-    pub fn metadata(&self, key: &str) -> Option<&str> {
-        self.metadata.as_ref()?.get(key)?.as_str()
-    }
-
     /// Where the payer takes a challenge the processor hosts.
     pub fn challenge_url(&self) -> Option<String> {
         self.next_action
@@ -67,14 +60,6 @@ pub(crate) struct NextAction {
 pub(crate) struct RedirectToUrl {
     #[serde(default)]
     pub url: Option<String>,
-}
-
-/// A page of a list.
-#[derive(Deserialize)]
-pub(crate) struct List<T> {
-    pub data: Vec<T>,
-    #[serde(default)]
-    pub has_more: bool,
 }
 
 /// The body of an error answer.

@@ -72,18 +72,19 @@ impl Client {
         url
     }
 
-    /// `POST` a form to `segments`, with an `Idempotency-Key`.
+    /// `POST` a form to `segments`, with an `Idempotency-Key` when given (a call that is
+    /// idempotent by nature, such as a cancel, goes without: a saved answer would be stale).
     pub async fn post<T: DeserializeOwned>(
         &self,
         call: &'static str,
         segments: &[&str],
-        idempotency_key: &str,
+        idempotency_key: Option<&str>,
         form: &Form,
     ) -> Result<T, CallError> {
-        let request = self
-            .request(Method::POST, segments)
-            .header("Idempotency-Key", idempotency_key)
-            .form(form);
+        let mut request = self.request(Method::POST, segments).form(form);
+        if let Some(key) = idempotency_key {
+            request = request.header("Idempotency-Key", key);
+        }
         self.execute(call, request).await
     }
 
@@ -132,9 +133,13 @@ impl Client {
                 ))
             });
         }
-        let error = serde_json::from_slice::<ErrorBody>(&body)
-            .map(|b| b.error)
-            .unwrap_or_default();
+        // A refusal whose body cannot be read might name an intent: that is doubt.
+        let Ok(ErrorBody { error }) = serde_json::from_slice::<ErrorBody>(&body) else {
+            return Err(CallError::Unreachable(format!(
+                "{call}: HTTP {} with an unreadable error body",
+                status.as_u16()
+            )));
+        };
         Err(match status {
             StatusCode::PAYMENT_REQUIRED => CallError::Declined(error),
             // A concurrent request with the same idempotency key, or one that reused it with
@@ -145,6 +150,9 @@ impl Client {
             }
             StatusCode::TOO_MANY_REQUESTS => {
                 CallError::Unreachable(format!("{call}: HTTP 429 rate limited"))
+            }
+            StatusCode::REQUEST_TIMEOUT => {
+                CallError::Unreachable(format!("{call}: HTTP 408 request timeout"))
             }
             s if s.is_client_error() => CallError::Refused {
                 call,

@@ -4,14 +4,14 @@ mod amount;
 mod api;
 mod client;
 mod config;
-mod lookup;
 mod outcome;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+use checkout_domain::card::CardDetails;
 use checkout_domain::ports::{
-    AuthorizationRequest, CardProcessor, ChallengeAnswer, ProcessorError, ProcessorOutcome,
+    AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome,
 };
 use checkout_domain::values::AttemptId;
 
@@ -24,7 +24,9 @@ use config::{check_base_url, ApiKey};
 use outcome::outcome_of;
 
 /// A card processor speaking Stripe's PaymentIntents API (form-encoded, idempotency keys
-/// derived from the attempt, one timeout per call).
+/// derived from the attempt, one timeout per call). A lost answer is recovered by sending the
+/// same request again with the same key; it never lists or searches, since Stripe's lists lag
+/// behind its writes.
 pub struct StripeProcessor {
     client: Client,
     /// Cleared when the server refuses `return_url` (localstripe does).
@@ -54,16 +56,11 @@ impl StripeProcessor {
         })
     }
 
-    async fn authorize_card(
+    async fn create_payment_method(
         &self,
-        request: &AuthorizationRequest<'_>,
-    ) -> Result<ProcessorOutcome, ProcessorError> {
-        let key = request.attempt.idempotency_key();
-        let minor_units = amount::minor_units(request.amount).ok_or_else(|| {
-            ProcessorError::Controlled("the amount does not fit Stripe's minor units".into())
-        })?;
-
-        let card = request.card;
+        attempt: AttemptId,
+        card: &CardDetails,
+    ) -> Result<String, ProcessorError> {
         let card_form: Form = vec![
             ("type", "card".into()),
             ("card[number]", card.number.expose_digits().to_owned()),
@@ -72,28 +69,41 @@ impl StripeProcessor {
             ("card[cvc]", card.cvv.expose_digits().to_owned()),
             ("billing_details[name]", card.holder.as_str().to_owned()),
         ];
+        let key = format!("{}-payment-method", attempt.idempotency_key());
         let created = self
             .client
             .post::<PaymentMethod>(
                 "create payment method",
                 &["v1", "payment_methods"],
-                &format!("{key}-payment-method"),
+                Some(&key),
                 &card_form,
             )
             .await;
         drop(card_form);
-        let payment_method = match created {
-            Ok(pm) => pm,
-            Err(e) => return answer_for(e),
-        };
+        match created {
+            Ok(pm) => Ok(pm.id),
+            // A card the processor will not take (a 402 here): nothing was asked for.
+            Err(CallError::Declined(error)) => Err(ProcessorError::Controlled(format!(
+                "create payment method: HTTP 402: {}",
+                error.describe()
+            ))),
+            Err(e) => Err(failure_of(e)),
+        }
+    }
 
+    /// The intent-creating request of `request`: the same form on every send, so that a
+    /// replay with the same key is recognised.
+    fn intent_form(&self, request: &AuthorizationRequest<'_>) -> Result<Form, ProcessorError> {
+        let minor_units = amount::minor_units(request.amount).ok_or_else(|| {
+            ProcessorError::Controlled("the amount does not fit Stripe's minor units".into())
+        })?;
         let mut form: Form = vec![
             ("amount", minor_units.to_string()),
             (
                 "currency",
                 request.amount.currency().code().to_ascii_lowercase(),
             ),
-            ("payment_method", payment_method.id),
+            ("payment_method", request.payment_method.to_owned()),
             ("payment_method_types[0]", "card".into()),
             ("confirm", "true".into()),
             ("metadata[attempt]", request.attempt.to_string()),
@@ -106,18 +116,39 @@ impl StripeProcessor {
         if self.sends_return_url.load(Ordering::Relaxed) {
             form.push(("return_url", request.return_url.to_owned()));
         }
-        let intent_key = format!("{key}-payment-intent");
-        let mut created = self.create_intent(&intent_key, &form).await;
-        if matches!(&created, Err(CallError::Refused { error, .. }) if refuses_return_url(error)) {
+        Ok(form)
+    }
+
+    async fn authorize_payment(
+        &self,
+        request: &AuthorizationRequest<'_>,
+    ) -> Result<ProcessorOutcome, ProcessorError> {
+        let key = format!("{}-payment-intent", request.attempt.idempotency_key());
+        let mut form = self.intent_form(request)?;
+        let mut created = self.create_intent(&key, &form).await;
+        if matches!(&created, Err(CallError::Refused { error, .. })
+            if refuses_return_url(error) && error.payment_intent.is_none())
+        {
             // localstripe: a 400 raised before anything was created. Retry without it.
             tracing::warn!("the Stripe server refuses return_url; sending none from now on");
             self.sends_return_url.store(false, Ordering::Relaxed);
             form.retain(|(name, _)| *name != "return_url");
-            created = self.create_intent(&intent_key, &form).await;
+            created = self.create_intent(&key, &form).await;
         }
         match created {
             Ok(intent) => outcome_of(&intent),
-            Err(e) => answer_for(e),
+            Err(CallError::Declined(error)) => Ok(ProcessorOutcome::Declined {
+                processor_reference: error.reference(),
+                reason: error.reason(),
+            }),
+            // A refusal that names an intent is about an intent that exists: what it holds
+            // decides, read afresh.
+            Err(CallError::Refused { error, .. }) if error.payment_intent.is_some() => {
+                let id = error.payment_intent.map(|pi| pi.id).unwrap_or_default();
+                self.read(&id).await
+            }
+            // A refusal naming no intent: the request was refused before anything was made.
+            Err(e) => Err(failure_of(e)),
         }
     }
 
@@ -126,119 +157,102 @@ impl StripeProcessor {
             .post(
                 "create payment intent",
                 &["v1", "payment_intents"],
-                key,
+                Some(key),
                 form,
             )
             .await
     }
 
-    async fn settle_challenge(
-        &self,
-        reference: &str,
-        answer: ChallengeAnswer,
-    ) -> Result<ProcessorOutcome, ProcessorError> {
-        let mut intent = match self.retrieve(reference).await {
-            Ok(intent) => intent,
-            Err(e) => return answer_for(e),
-        };
-        if intent.status == IntentStatus::RequiresAction && answer != ChallengeAnswer::Returned {
-            // localstripe's stand-in for the payer's 3DS page.
-            let success = answer == ChallengeAnswer::Passed;
-            let client_secret = intent.client_secret.take().ok_or_else(|| {
-                ProcessorError::Controlled(format!(
-                    "payment intent {reference} has no client secret"
-                ))
-            })?;
-            let form: Form = vec![
-                ("client_secret", client_secret),
-                ("success", success.to_string()),
-            ];
-            intent = match self
-                .client
-                .post::<PaymentIntent>(
-                    "authenticate payment intent",
-                    &["v1", "payment_intents", reference, "_authenticate"],
-                    &format!("hc-challenge-{reference}-{success}"),
-                    &form,
-                )
-                .await
-            {
-                Ok(intent) => intent,
-                // A decline at charge time, after a passed authentication.
-                Err(e) => return answer_for(e).map(|o| about_intent(o, reference)),
-            };
-        }
-        if intent.status == IntentStatus::RequiresAction {
-            // The payer came back without authenticating: cancel, so that "declined" is true.
-            return self.abandon(reference).await;
-        }
-        settled(&intent)
-    }
-
-    async fn retrieve(&self, reference: &str) -> Result<PaymentIntent, CallError> {
-        self.client
-            .get(
+    /// What the intent `reference` holds now (a retrieve: never behind the processor's
+    /// writes). A refused read says nothing about a charge: a communication error.
+    async fn read(&self, reference: &str) -> Result<ProcessorOutcome, ProcessorError> {
+        // A reference that cannot be asked about says nothing about a charge.
+        check_reference(reference).map_err(|_| {
+            ProcessorError::Communication("a payment intent id that cannot be read".into())
+        })?;
+        match self
+            .client
+            .get::<PaymentIntent>(
                 "retrieve payment intent",
                 &["v1", "payment_intents", reference],
                 &[],
             )
             .await
+        {
+            Ok(intent) => outcome_of(&intent),
+            Err(CallError::Unreachable(text)) => Err(ProcessorError::Communication(text)),
+            Err(e) => Err(ProcessorError::Communication(format!(
+                "retrieve payment intent {reference}: {}",
+                match failure_of(e) {
+                    ProcessorError::Controlled(text) | ProcessorError::Communication(text) => text,
+                }
+            ))),
+        }
     }
 
-    async fn abandon(&self, reference: &str) -> Result<ProcessorOutcome, ProcessorError> {
+    /// localstripe's stand-in for the payer's 3DS page (`_authenticate`): a test server's
+    /// extension, used only when the service hosts the challenge page itself.
+    async fn authenticate(
+        &self,
+        reference: &str,
+        passed: bool,
+    ) -> Result<ProcessorOutcome, ProcessorError> {
+        let intent = self
+            .client
+            .get::<PaymentIntent>(
+                "retrieve payment intent",
+                &["v1", "payment_intents", reference],
+                &[],
+            )
+            .await
+            .map_err(failure_of)?;
+        if intent.status != IntentStatus::RequiresAction {
+            return outcome_of(&intent);
+        }
+        let client_secret = intent.client_secret.ok_or_else(|| {
+            ProcessorError::Controlled(format!("payment intent {reference} has no client secret"))
+        })?;
+        let form: Form = vec![
+            ("client_secret", client_secret),
+            ("success", passed.to_string()),
+        ];
+        match self
+            .client
+            .post::<PaymentIntent>(
+                "authenticate payment intent",
+                &["v1", "payment_intents", reference, "_authenticate"],
+                None,
+                &form,
+            )
+            .await
+        {
+            Ok(intent) => outcome_of(&intent),
+            // A decline at charge time, after a passed authentication.
+            Err(CallError::Declined(error)) => Ok(ProcessorOutcome::Declined {
+                processor_reference: Some(reference.to_owned()),
+                reason: error.reason(),
+            }),
+            Err(e) => Err(failure_of(e)),
+        }
+    }
+
+    async fn cancel_intent(&self, reference: &str) -> Result<ProcessorOutcome, ProcessorError> {
+        check_reference(reference)?;
         let canceled = self
             .client
             .post::<PaymentIntent>(
                 "cancel payment intent",
                 &["v1", "payment_intents", reference, "cancel"],
-                &format!("hc-cancel-{reference}"),
+                None,
                 &Form::new(),
             )
             .await;
         match canceled {
-            Ok(intent) if intent.status == IntentStatus::Canceled => {
-                Ok(ProcessorOutcome::Declined {
-                    processor_reference: Some(intent.id),
-                    reason: "authentication_not_completed".into(),
-                })
-            }
-            Ok(intent) => settled(&intent),
-            Err(e) => answer_for(e),
+            Ok(intent) => outcome_of(&intent),
+            // Refused (already succeeded, or canceled): what it holds now decides.
+            Err(CallError::Refused { .. }) => self.read(reference).await,
+            Err(e) => Err(failure_of(e)),
         }
-    }
-}
-
-/// The outcome of an intent whose challenge was answered: never a challenge again.
-fn settled(intent: &PaymentIntent) -> Result<ProcessorOutcome, ProcessorError> {
-    match outcome_of(intent)? {
-        ProcessorOutcome::ChallengeRequired { .. } => Err(ProcessorError::Communication(format!(
-            "payment intent {} still awaits authentication",
-            intent.id
-        ))),
-        outcome => Ok(outcome),
-    }
-}
-
-/// The answer a failed call gives: a 402 is a decline, another 4xx a controlled error, the
-/// rest a communication error.
-fn answer_for(error: CallError) -> Result<ProcessorOutcome, ProcessorError> {
-    match error {
-        CallError::Declined(error) => Ok(ProcessorOutcome::Declined {
-            processor_reference: error.reference(),
-            reason: error.reason(),
-        }),
-        other => Err(failure_of(other)),
-    }
-}
-
-/// A decline of the intent `reference` names that intent (a 402 body may name only a charge).
-fn about_intent(outcome: ProcessorOutcome, reference: &str) -> ProcessorOutcome {
-    match outcome {
-        ProcessorOutcome::Declined { reason, .. } => ProcessorOutcome::Declined {
-            processor_reference: Some(reference.to_owned()),
-            reason,
-        },
-        other => other,
     }
 }
 
@@ -282,10 +296,19 @@ fn check_reference(reference: &str) -> Result<(), ProcessorError> {
     }
 }
 
-/// Redacts every text of an answer (card number and CVV, any long digit group).
+/// Redacts the text of an error (card number and CVV, any long digit group).
+fn scrub_error(error: ProcessorError, secrets: &[&str]) -> ProcessorError {
+    match error {
+        ProcessorError::Communication(text) => {
+            ProcessorError::Communication(redact(&text, secrets))
+        }
+        ProcessorError::Controlled(text) => ProcessorError::Controlled(redact(&text, secrets)),
+    }
+}
+
+/// Redacts every text of an answer.
 fn scrubbed(
     answer: Result<ProcessorOutcome, ProcessorError>,
-    secrets: &[&str],
 ) -> Result<ProcessorOutcome, ProcessorError> {
     match answer {
         Ok(ProcessorOutcome::Declined {
@@ -293,30 +316,31 @@ fn scrubbed(
             reason,
         }) => Ok(ProcessorOutcome::Declined {
             processor_reference,
-            reason: redact(&reason, secrets),
+            reason: redact(&reason, &[]),
         }),
         Ok(other) => Ok(other),
-        Err(ProcessorError::Communication(text)) => {
-            Err(ProcessorError::Communication(redact(&text, secrets)))
-        }
-        Err(ProcessorError::Controlled(text)) => {
-            Err(ProcessorError::Controlled(redact(&text, secrets)))
-        }
+        Err(e) => Err(scrub_error(e, &[])),
     }
 }
 
 #[async_trait]
 impl CardProcessor for StripeProcessor {
+    async fn tokenize(
+        &self,
+        attempt: AttemptId,
+        card: &CardDetails,
+    ) -> Result<String, ProcessorError> {
+        let secrets = [card.number.expose_digits(), card.cvv.expose_digits()];
+        self.create_payment_method(attempt, card)
+            .await
+            .map_err(|e| scrub_error(e, &secrets))
+    }
+
     async fn authorize(
         &self,
         request: AuthorizationRequest<'_>,
     ) -> Result<ProcessorOutcome, ProcessorError> {
-        let card = request.card;
-        let answer = self.authorize_card(&request).await;
-        let answer = scrubbed(
-            answer,
-            &[card.number.expose_digits(), card.cvv.expose_digits()],
-        );
+        let answer = scrubbed(self.authorize_payment(&request).await);
         match &answer {
             Ok(outcome) => {
                 tracing::debug!(attempt = %request.attempt, ?outcome, "stripe authorisation")
@@ -328,26 +352,23 @@ impl CardProcessor for StripeProcessor {
         answer
     }
 
-    async fn complete_challenge(
+    async fn retrieve(
         &self,
         processor_reference: &str,
-        answer: ChallengeAnswer,
     ) -> Result<ProcessorOutcome, ProcessorError> {
-        check_reference(processor_reference)?;
-        scrubbed(
-            self.settle_challenge(processor_reference, answer).await,
-            &[],
-        )
+        scrubbed(self.read(processor_reference).await)
     }
 
-    async fn lookup(&self, attempt: AttemptId) -> Result<Option<ProcessorOutcome>, ProcessorError> {
-        lookup::find(&self.client, attempt)
-            .await
-            .map_err(|e| match e {
-                ProcessorError::Communication(text) => {
-                    ProcessorError::Communication(redact(&text, &[]))
-                }
-                ProcessorError::Controlled(text) => ProcessorError::Controlled(redact(&text, &[])),
-            })
+    async fn answer_challenge(
+        &self,
+        processor_reference: &str,
+        passed: bool,
+    ) -> Result<ProcessorOutcome, ProcessorError> {
+        check_reference(processor_reference)?;
+        scrubbed(self.authenticate(processor_reference, passed).await)
+    }
+
+    async fn cancel(&self, processor_reference: &str) -> Result<ProcessorOutcome, ProcessorError> {
+        scrubbed(self.cancel_intent(processor_reference).await)
     }
 }

@@ -4,7 +4,8 @@ use checkout_domain::ports::{ProcessorError, ProcessorOutcome};
 
 use super::api::{IntentStatus, PaymentIntent};
 
-/// The outcome an authorisation or a challenge answer reports for `intent`.
+/// What the processor holds for `intent`: an outcome, or an error when that cannot be told
+/// (still processing, a status the adapter does not know, or an intent never confirmed).
 pub(crate) fn outcome_of(intent: &PaymentIntent) -> Result<ProcessorOutcome, ProcessorError> {
     let id = intent.id.clone();
     match intent.status {
@@ -25,66 +26,22 @@ pub(crate) fn outcome_of(intent: &PaymentIntent) -> Result<ProcessorOutcome, Pro
                 processor_reference: Some(id),
                 reason: error.reason(),
             }),
-            None => Err(ProcessorError::Controlled(format!(
-                "payment intent {id} was not confirmed (requires_payment_method)"
+            // Confirmed with `confirm=true`, an intent never rests here without an error.
+            None => Err(ProcessorError::Communication(format!(
+                "payment intent {id} awaits a payment method"
             ))),
         },
-        IntentStatus::Canceled => Ok(ProcessorOutcome::Declined {
-            processor_reference: Some(id),
-            reason: "canceled".to_owned(),
+        IntentStatus::Canceled => Ok(ProcessorOutcome::Canceled {
+            processor_reference: id,
         }),
         IntentStatus::Processing => Err(ProcessorError::Communication(format!(
             "payment intent {id} is still processing"
         ))),
-        IntentStatus::RequiresConfirmation => Err(ProcessorError::Controlled(format!(
+        IntentStatus::RequiresConfirmation => Err(ProcessorError::Communication(format!(
             "payment intent {id} was not confirmed (requires_confirmation)"
         ))),
         IntentStatus::Unknown => Err(ProcessorError::Communication(format!(
             "payment intent {id} has a status the adapter does not know"
         ))),
-    }
-}
-
-/// What the processor holds for `intent`, as `lookup` reports it: `None` when the intent holds
-/// no charge (never confirmed, or canceled), an error when that cannot be told yet.
-pub(crate) fn holding_of(
-    intent: &PaymentIntent,
-) -> Result<Option<ProcessorOutcome>, ProcessorError> {
-    match intent.status {
-        IntentStatus::RequiresConfirmation | IntentStatus::Canceled => Ok(None),
-        IntentStatus::RequiresPaymentMethod if intent.last_payment_error.is_none() => Ok(None),
-        _ => outcome_of(intent).map(Some),
-    }
-}
-
-/// Of several intents made for one attempt (a server without idempotency may have made more
-/// than one), the one that matters most: an approval, else a challenge, else a decline.
-pub(crate) fn most_significant(
-    holdings: Vec<Result<Option<ProcessorOutcome>, ProcessorError>>,
-) -> Result<Option<ProcessorOutcome>, ProcessorError> {
-    let rank = |o: &ProcessorOutcome| match o {
-        ProcessorOutcome::Approved { .. } => 0,
-        ProcessorOutcome::ChallengeRequired { .. } => 1,
-        ProcessorOutcome::Declined { .. } => 2,
-    };
-    let mut best: Option<ProcessorOutcome> = None;
-    let mut unknown: Option<ProcessorError> = None;
-    for holding in holdings {
-        match holding {
-            Ok(Some(outcome)) => {
-                if best.as_ref().is_none_or(|b| rank(&outcome) < rank(b)) {
-                    best = Some(outcome);
-                }
-            }
-            Ok(None) => {}
-            Err(e) => unknown = Some(e),
-        }
-    }
-    match (best, unknown) {
-        // An approval is what matters, whatever else is there.
-        (Some(approved @ ProcessorOutcome::Approved { .. }), _) => Ok(Some(approved)),
-        // An intent in an unknown state may yet hold a charge.
-        (_, Some(e)) => Err(e),
-        (best, None) => Ok(best),
     }
 }

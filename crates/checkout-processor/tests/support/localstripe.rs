@@ -1,4 +1,5 @@
-//! Starts localstripe on a free loopback port for one test and stops it afterwards.
+//! Starts localstripe on a free loopback port for one test and stops it afterwards, and reads
+//! what it holds (the test's own view of the processor, not the adapter's).
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -7,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use serde_json::Value;
 use url::Url;
 
 /// How long localstripe may take to start.
@@ -101,6 +103,50 @@ impl Localstripe {
                 Err(std::fs::read_to_string(&log).unwrap_or_default())
             }
         }
+    }
+}
+
+impl Localstripe {
+    /// `GET path` with a secret key; the JSON answer, which must be a 200.
+    async fn get(&self, path: &str) -> Value {
+        let url = self.base_url.join(path).expect("url");
+        let response = reqwest::Client::new()
+            .get(url)
+            .bearer_auth("sk_test_inspector")
+            .send()
+            .await
+            .expect("localstripe answers");
+        let status = response.status();
+        let body: Value = response.json().await.expect("a JSON answer");
+        assert!(status.is_success(), "GET {path}: {status}: {body}");
+        body
+    }
+
+    /// Every object of the list at `path` (the store is fresh per test, so one page is
+    /// enough).
+    async fn list(&self, path: &str) -> Vec<Value> {
+        let page = self.get(&format!("{path}?limit=100")).await;
+        assert_eq!(page["has_more"], Value::Bool(false), "{page}");
+        page["data"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Every PaymentIntent localstripe holds.
+    pub async fn payment_intents(&self) -> Vec<Value> {
+        self.list("v1/payment_intents").await
+    }
+
+    /// One PaymentIntent.
+    pub async fn payment_intent(&self, id: &str) -> Value {
+        self.get(&format!("v1/payment_intents/{id}")).await
+    }
+
+    /// The charges that succeeded: money taken (captured or only authorised).
+    pub async fn succeeded_charges(&self) -> Vec<Value> {
+        self.list("v1/charges")
+            .await
+            .into_iter()
+            .filter(|charge| charge["status"] == "succeeded")
+            .collect()
     }
 }
 

@@ -1,5 +1,9 @@
 //! Helpers shared by the test binaries: cards and payments, and localstripe (the
 //! fault-injecting stand-in is `checkout_processor::testing`).
+//!
+//! A payment goes through the port as the service sends it: `tokenize` turns the card into a
+//! payment-method reference, then `authorize` asks for the money with that reference (the card
+//! itself never travels with the authorisation).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod localstripe;
@@ -8,7 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use checkout_domain::card::{CardDetails, CardInput};
-use checkout_domain::ports::AuthorizationRequest;
+use checkout_domain::ports::{
+    AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome,
+};
 use checkout_domain::values::{Amount, AttemptId, Currency, InternalReference, SessionId};
 use time::OffsetDateTime;
 
@@ -56,6 +62,8 @@ pub struct Payment {
     pub amount: Amount,
     pub card: CardDetails,
     pub return_url: String,
+    /// The payment-method reference `tokenize` gave (empty until then).
+    pub payment_method: String,
 }
 
 impl Payment {
@@ -75,7 +83,36 @@ impl Payment {
                 .unwrap(),
             card,
             return_url: format!("https://checkout.test/pay/challenge/{session}/return"),
+            payment_method: String::new(),
         }
+    }
+
+    /// A payment that already holds the payment-method reference `payment_method` (for
+    /// calling `authorize` alone).
+    pub fn with_payment_method(card: CardDetails, payment_method: &str) -> Self {
+        let mut payment = Self::new(card);
+        payment.payment_method = payment_method.to_owned();
+        payment
+    }
+
+    /// Hands the card to `processor` and keeps the payment-method reference it gives.
+    pub async fn tokenize<P: CardProcessor + ?Sized>(
+        &mut self,
+        processor: &P,
+    ) -> Result<String, ProcessorError> {
+        let reference = processor.tokenize(self.attempt, &self.card).await?;
+        self.payment_method.clone_from(&reference);
+        Ok(reference)
+    }
+
+    /// What the service does to pay: `tokenize`, then `authorize` with its reference. A
+    /// failed `tokenize` is returned as is, and no authorisation is asked for.
+    pub async fn pay<P: CardProcessor + ?Sized>(
+        &mut self,
+        processor: &P,
+    ) -> Result<ProcessorOutcome, ProcessorError> {
+        self.tokenize(processor).await?;
+        processor.authorize(self.request()).await
     }
 
     /// The request for this payment.
@@ -85,7 +122,7 @@ impl Payment {
             session: self.session,
             internal_reference: &self.reference,
             amount: self.amount,
-            card: &self.card,
+            payment_method: &self.payment_method,
             return_url: &self.return_url,
         }
     }
@@ -102,5 +139,11 @@ impl Payment {
             !text.contains(self.card.cvv.expose_digits()),
             "CVV leaked: {text}"
         );
+    }
+
+    /// Panics when the text of `error` (`Display` and `Debug`) carries card data.
+    pub fn assert_error_has_no_card_data(&self, error: &ProcessorError) {
+        self.assert_no_card_data(&error.to_string());
+        self.assert_no_card_data(&format!("{error:?}"));
     }
 }

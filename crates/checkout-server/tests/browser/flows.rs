@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use diesel::sql_types::Uuid as SqlUuid;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::{json, Value};
 
 use crate::support::payer::{self, CardForm};
@@ -143,16 +141,7 @@ impl<'a> Flow<'a> {
 
     /// Moves a session's expiry into the past.
     pub async fn expire(&self, id: &str) {
-        let mut conn = AsyncPgConnection::establish(self.server.database_url())
-            .await
-            .expect("connect");
-        diesel::sql_query(
-            "UPDATE payment_sessions SET expires_at = now() - interval '1 minute' WHERE id = $1",
-        )
-        .bind::<SqlUuid, _>(uuid::Uuid::parse_str(id).expect("uuid"))
-        .execute(&mut conn)
-        .await
-        .expect("expire");
+        self.server.expire_session(id).await;
     }
 
     /// Fills the card form, submits it, and waits for the page the post leads to.

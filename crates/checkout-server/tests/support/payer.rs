@@ -65,6 +65,25 @@ impl CardForm {
     }
 }
 
+impl CardForm {
+    /// Posts the page's cancel form (integrated checkouts). Redirects are not followed.
+    pub async fn cancel(&self, http: &reqwest::Client) -> reqwest::Response {
+        let form = [
+            ("checkoutSessionId", self.session_id.as_str()),
+            ("csrfToken", self.csrf_token.as_str()),
+        ];
+        http.post(
+            self.action
+                .replace("/pay/process-payment", "/pay/cancel-payment"),
+        )
+        .header("Cookie", &self.cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("an answer to the cancel form")
+    }
+}
+
 /// The value of the hidden input `name` in `html`.
 pub fn hidden_value(html: &str, name: &str) -> String {
     let marker = format!("name=\"{name}\"");

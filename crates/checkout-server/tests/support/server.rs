@@ -11,6 +11,7 @@ use checkout_domain::auth::{OAuthClient, Role, Terminal};
 use checkout_domain::values::TerminalNumber;
 use checkout_postgres::testing::TestDatabase;
 use checkout_postgres::PgStore;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
@@ -243,6 +244,20 @@ impl TestServer {
             .await
             .expect("create client");
         (client_id, secret)
+    }
+
+    /// Moves a session's expiry into the past (as if its validity had run out).
+    pub async fn expire_session(&self, id: &str) {
+        let mut conn = diesel_async::AsyncPgConnection::establish(self.database_url())
+            .await
+            .expect("connect");
+        diesel::sql_query(
+            "UPDATE payment_sessions SET expires_at = now() - interval '1 minute' WHERE id = $1",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(uuid::Uuid::parse_str(id).expect("uuid"))
+        .execute(&mut conn)
+        .await
+        .expect("expire");
     }
 
     /// Sets a terminal's active flag.
