@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod card;
 pub mod error;
+pub mod events;
 pub mod ports;
 pub mod session;
 pub mod usecases;

@@ -97,6 +97,11 @@ pub fn build_app(
                 .default_service(web::to(|| method_not_allowed("GET"))),
         )
         .service(
+            web::resource("/pay/api/events")
+                .route(web::get().to(api::events::list_events))
+                .default_service(web::to(|| method_not_allowed("GET"))),
+        )
+        .service(
             web::resource("/.well-known/jwks.json")
                 .route(web::get().to(api::jwks::jwks))
                 .default_service(web::to(|| method_not_allowed("GET"))),

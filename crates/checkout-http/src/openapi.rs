@@ -20,6 +20,7 @@ use crate::problem::ProblemDetails;
         api::start_payment::start_payment,
         api::payment_link::generate_payment_link,
         api::status::payment_status,
+        api::events::list_events,
         api::jwks::jwks,
     ),
     components(schemas(
@@ -31,6 +32,8 @@ use crate::problem::ProblemDetails;
         dto::PaymentLinkRequest,
         dto::PaymentLinkResponse,
         dto::PaymentStatusResponse,
+        dto::EventBody,
+        dto::EventPageResponse,
         dto::ItemDto,
         dto::AdditionalChargeDto,
     )),

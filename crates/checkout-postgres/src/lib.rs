@@ -2,6 +2,7 @@
 
 mod clients;
 pub mod cluster;
+mod events;
 mod lock;
 mod migrations;
 mod models;

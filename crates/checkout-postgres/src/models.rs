@@ -27,7 +27,7 @@ const KIND_CHECKOUT: &str = "checkout";
 const KIND_LINK: &str = "link";
 
 /// A `payment_sessions` row.
-#[derive(Debug, Queryable, Selectable)]
+#[derive(Debug, Queryable, Selectable, QueryableByName)]
 #[diesel(table_name = payment_sessions, check_for_backend(diesel::pg::Pg))]
 pub(crate) struct SessionRow {
     pub id: Uuid,

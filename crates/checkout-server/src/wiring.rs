@@ -124,6 +124,7 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     let checkout = Checkout::new(
         Ports {
             sessions: store.clone(),
+            events: store.clone(),
             terminals: store,
             processor,
             identity: Arc::new(identity),

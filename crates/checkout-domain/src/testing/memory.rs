@@ -7,8 +7,10 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use crate::auth::{OAuthClient, Role, Terminal};
+use crate::events::{EventCursor, EventType, PaymentEvent};
 use crate::ports::{
-    AttemptChange, ClientStore, InsertError, Recorded, SessionRepository, TerminalDirectory,
+    AttemptChange, ClientStore, EventLog, InsertError, Recorded, SessionRepository,
+    TerminalDirectory,
 };
 use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionState};
 use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
@@ -21,6 +23,38 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 struct Tables {
     sessions: HashMap<SessionId, PaymentSession>,
     attempts: Vec<PaymentAttempt>,
+    events: Vec<PaymentEvent>,
+}
+
+impl Tables {
+    /// Moves session `id` to `to` at `at`, and writes its event (as the PostgreSQL trigger
+    /// does) when the new state has one.
+    fn move_session(&mut self, id: SessionId, to: SessionState, at: OffsetDateTime) {
+        let Some(session) = self.sessions.get_mut(&id) else {
+            return;
+        };
+        let changed = session.state != to;
+        session.state = to;
+        session.updated_at = at;
+        let snapshot = PaymentSession {
+            items: Vec::new(),
+            charges: Vec::new(),
+            ..session.clone()
+        };
+        if let (true, Some(kind)) = (changed, EventType::of_state(to)) {
+            let sequence = self.events.len() as u64 + 1;
+            self.events.push(PaymentEvent {
+                id: uuid::Uuid::from_u128(u128::from(sequence) << 64 | 0xe7),
+                kind,
+                occurred_at: at,
+                cursor: EventCursor {
+                    transaction: 0,
+                    sequence,
+                },
+                session: snapshot,
+            });
+        }
+    }
 }
 
 /// Sessions and attempts in a mutex; one lock per call makes every method atomic.
@@ -88,10 +122,9 @@ impl SessionRepository for InMemorySessions {
         at: OffsetDateTime,
     ) -> anyhow::Result<bool> {
         let mut t = lock(&self.tables);
-        match t.sessions.get_mut(&id) {
+        match t.sessions.get(&id) {
             Some(s) if s.state == from => {
-                s.state = to;
-                s.updated_at = at;
+                t.move_session(id, to, at);
                 Ok(true)
             }
             _ => Ok(false),
@@ -107,9 +140,8 @@ impl SessionRepository for InMemorySessions {
         let mut t = lock(&self.tables);
         match t.sessions.get_mut(&attempt.session_id) {
             Some(s) if s.state == from => {
-                s.state = to;
-                s.updated_at = attempt.updated_at;
                 s.current_attempt = Some(attempt.id);
+                t.move_session(attempt.session_id, to, attempt.updated_at);
                 t.attempts.push(attempt.clone());
                 Ok(true)
             }
@@ -130,10 +162,9 @@ impl SessionRepository for InMemorySessions {
         let Some((from, to)) = change.session_move else {
             return Ok(Recorded::Moved);
         };
-        match t.sessions.get_mut(&attempt.session_id) {
+        match t.sessions.get(&attempt.session_id) {
             Some(s) if s.state == from && s.current_attempt == Some(attempt.id) => {
-                s.state = to;
-                s.updated_at = attempt.updated_at;
+                t.move_session(attempt.session_id, to, attempt.updated_at);
                 Ok(Recorded::Moved)
             }
             _ => Ok(Recorded::AttemptOnly),
@@ -159,15 +190,16 @@ impl SessionRepository for InMemorySessions {
 
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64> {
         let mut t = lock(&self.tables);
-        let mut n = 0;
-        for s in t.sessions.values_mut() {
-            if s.state == SessionState::Pending && s.expires_at <= now {
-                s.state = SessionState::Expired;
-                s.updated_at = now;
-                n += 1;
-            }
+        let due: Vec<SessionId> = t
+            .sessions
+            .values()
+            .filter(|s| s.state == SessionState::Pending && s.expires_at <= now)
+            .map(|s| s.id)
+            .collect();
+        for id in &due {
+            t.move_session(*id, SessionState::Expired, now);
         }
-        Ok(n)
+        Ok(due.len() as u64)
     }
 
     async fn due_challenges(
@@ -244,6 +276,24 @@ impl SessionRepository for InMemorySessions {
                 charges: Vec::new(),
                 ..s.clone()
             }))
+    }
+}
+
+#[async_trait]
+impl EventLog for InMemorySessions {
+    async fn events_after(
+        &self,
+        terminal: &TerminalNumber,
+        after: Option<EventCursor>,
+        limit: u32,
+    ) -> anyhow::Result<Vec<PaymentEvent>> {
+        Ok(lock(&self.tables)
+            .events
+            .iter()
+            .filter(|e| &e.session.terminal == terminal && after.is_none_or(|a| e.cursor > a))
+            .take(limit as usize)
+            .cloned()
+            .collect())
     }
 }
 

@@ -54,6 +54,7 @@ impl TestKit {
         let clock = Arc::new(ManualClock::new(datetime!(2026-01-15 12:00 UTC)));
         let ports = Ports {
             sessions: sessions.clone(),
+            events: sessions.clone(),
             terminals: terminals.clone(),
             processor: processor.clone(),
             identity: identity.clone(),

@@ -6,6 +6,7 @@ mod complete_challenge;
 mod create_session;
 mod expire_sessions;
 mod get_status;
+mod list_events;
 mod open_page;
 mod process_payment;
 mod reconcile;
@@ -13,6 +14,7 @@ mod settle;
 
 pub use create_session::PaymentLink;
 pub use expire_sessions::ExpiryReport;
+pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};
 pub use reconcile::{ReconcilePolicy, ReconcileReport};
@@ -24,7 +26,8 @@ use url::Url;
 
 use crate::error::{CheckoutError, SvcCode};
 use crate::ports::{
-    CardProcessor, Clock, IdGenerator, IdentityProvider, SessionRepository, TerminalDirectory,
+    CardProcessor, Clock, EventLog, IdGenerator, IdentityProvider, SessionRepository,
+    TerminalDirectory,
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
 use crate::values::{CallbackRule, SessionId};
@@ -34,6 +37,8 @@ use crate::values::{CallbackRule, SessionId};
 pub struct Ports {
     /// Session storage.
     pub sessions: Arc<dyn SessionRepository>,
+    /// The merchant event feed (written with every session change it reports).
+    pub events: Arc<dyn EventLog>,
     /// Terminal registry.
     pub terminals: Arc<dyn TerminalDirectory>,
     /// Card processor.

@@ -2,11 +2,13 @@
 //! They convert to and from domain types here; no business rule lives in them.
 
 mod decimal;
+mod events;
 mod session;
 mod status;
 mod token;
 
 pub use decimal::JsonDecimal;
+pub use events::{EventBody, EventPageResponse};
 pub use session::{
     AdditionalChargeDto, ItemDto, PaymentLinkRequest, PaymentLinkResponse, StartPaymentRequest,
     StartPaymentResponse,

@@ -9,6 +9,7 @@ mod support;
 mod auth;
 mod bearer;
 mod errors;
+mod events;
 mod openapi;
 mod operator;
 mod payment_link;

@@ -10,7 +10,9 @@
 //! 3. a session read as Pending, Failed, Cancelled or Expired has no charge;
 //! 4. a session still Processing has an unresolved current attempt (only when the processor
 //!    saved a 5xx under the key, so that no replay can tell);
-//! 5. a session waiting for a challenge has its current intent waiting at the processor.
+//! 5. a session waiting for a challenge has its current intent waiting at the processor;
+//! 6. the event log holds exactly one event for a session in a reported state (of that
+//!    state's type) and none for any other.
 //!
 //! `MODEL_RUNS` sets the number of runs (1,000 by default), `MODEL_SEED` the first seed; a
 //! failure prints the seed and the operations of its run.
@@ -150,6 +152,7 @@ impl World {
         let checkout = Checkout::new(
             Ports {
                 sessions: store_port.clone(),
+                events: store_port.clone(),
                 terminals: store_port,
                 processor,
                 identity: Arc::new(FakeIdentity::new(Arc::new(InMemoryClients::default()))),
@@ -261,6 +264,27 @@ async fn settle(world: &World, stack: &Stack) {
     stack.checkout.expire_due_sessions().await.expect("a sweep");
 }
 
+/// The types of the events written for session `id`, read from the table itself (the feed
+/// may hold events back while other transactions of the cluster run).
+async fn event_types(db_url: &str, id: SessionId) -> Result<Vec<String>, String> {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        kind: String,
+    }
+    let mut conn = AsyncPgConnection::establish(db_url)
+        .await
+        .map_err(|e| e.to_string())?;
+    let rows: Vec<Row> =
+        diesel::sql_query("SELECT type AS kind FROM events WHERE session_id = $1 ORDER BY seq")
+            .bind::<diesel::sql_types::Uuid, _>(id.as_uuid())
+            .load(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
+    Ok(rows.into_iter().map(|r| r.kind).collect())
+}
+
 /// Checks the invariants; returns a description of the first one broken.
 async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionState, String> {
     let session: PaymentSession = stack
@@ -329,6 +353,17 @@ async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionSta
                 ));
             }
         }
+    }
+    let events = event_types(&world.db_url, id).await?;
+    let expected: Vec<String> = checkout_domain::events::EventType::of_state(session.state)
+        .map(|t| t.as_str().to_owned())
+        .into_iter()
+        .collect();
+    if events != expected {
+        return Err(format!(
+            "reads {} with the events {events:?}, expected {expected:?}",
+            session.state
+        ));
     }
     Ok(session.state)
 }

@@ -1,0 +1,129 @@
+//! Merchant events: what a merchant is told about a session's changes, in the order they were
+//! committed. Every change of a session into a state with an [`EventType`] has exactly one
+//! event, written in the same transaction as the change (see [`EventLog`](crate::ports::EventLog)).
+
+use std::fmt;
+use std::str::FromStr;
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::session::{PaymentSession, SessionState};
+
+/// The kind of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventType {
+    /// The payment was authorised and captured (Successful).
+    PaymentSucceeded,
+    /// The payment was authorised, not captured (ApprovedTransaction).
+    PaymentAuthorized,
+    /// The payment was declined (Failed).
+    PaymentFailed,
+    /// The session expired unpaid (Expired).
+    PaymentExpired,
+    /// The session was cancelled (Cancelled).
+    PaymentCancelled,
+}
+
+impl EventType {
+    /// Every type.
+    pub const ALL: [EventType; 5] = [
+        EventType::PaymentSucceeded,
+        EventType::PaymentAuthorized,
+        EventType::PaymentFailed,
+        EventType::PaymentExpired,
+        EventType::PaymentCancelled,
+    ];
+
+    /// The name on the wire, e.g. `payment.succeeded`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::PaymentSucceeded => "payment.succeeded",
+            EventType::PaymentAuthorized => "payment.authorized",
+            EventType::PaymentFailed => "payment.failed",
+            EventType::PaymentExpired => "payment.expired",
+            EventType::PaymentCancelled => "payment.cancelled",
+        }
+    }
+
+    /// Parses a name written by [`EventType::as_str`].
+    pub fn parse(s: &str) -> Option<EventType> {
+        EventType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// The event a change into `state` writes; `None` for states merchants are not told about
+    /// (Pending, Processing, ChallengeRequired).
+    pub fn of_state(state: SessionState) -> Option<EventType> {
+        match state {
+            SessionState::Successful => Some(EventType::PaymentSucceeded),
+            SessionState::ApprovedTransaction => Some(EventType::PaymentAuthorized),
+            SessionState::Failed => Some(EventType::PaymentFailed),
+            SessionState::Expired => Some(EventType::PaymentExpired),
+            SessionState::Cancelled => Some(EventType::PaymentCancelled),
+            SessionState::Pending | SessionState::Processing | SessionState::ChallengeRequired => {
+                None
+            }
+        }
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A position in a terminal's event feed: the events after it are the ones committed after
+/// the events before it. Opaque to merchants (`<transaction>.<sequence>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventCursor {
+    /// The committing transaction's order.
+    pub transaction: u64,
+    /// The order within the store.
+    pub sequence: u64,
+}
+
+/// A cursor that is not one the service handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not an event cursor")]
+pub struct InvalidCursor;
+
+impl FromStr for EventCursor {
+    type Err = InvalidCursor;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (transaction, sequence) = s.split_once('.').ok_or(InvalidCursor)?;
+        let number = |part: &str| {
+            if part.is_empty() || part.len() > 20 || !part.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(InvalidCursor);
+            }
+            part.parse::<u64>().map_err(|_| InvalidCursor)
+        };
+        Ok(EventCursor {
+            transaction: number(transaction)?,
+            sequence: number(sequence)?,
+        })
+    }
+}
+
+impl fmt::Display for EventCursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.transaction, self.sequence)
+    }
+}
+
+/// One event, with the session as it stood when the event happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentEvent {
+    /// The event id: the same on every delivery of the event.
+    pub id: Uuid,
+    /// What happened.
+    pub kind: EventType,
+    /// When it happened (the session's last change at that moment).
+    pub occurred_at: OffsetDateTime,
+    /// Where it stands in the feed.
+    pub cursor: EventCursor,
+    /// The session as of the event: its state and last change are the event's; items and
+    /// charges are left empty (the status record shows neither).
+    pub session: PaymentSession,
+}

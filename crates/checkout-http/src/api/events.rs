@@ -1,0 +1,81 @@
+//! GET /pay/api/events: the caller's terminal's events, to catch up after downtime.
+
+use actix_web::{web, HttpResponse};
+use checkout_domain::events::EventCursor;
+use checkout_domain::usecases::MAX_EVENTS_PER_PAGE;
+use checkout_domain::ValidationErrors;
+use serde::Deserialize;
+
+use crate::auth::Caller;
+use crate::dto::{EventBody, EventPageResponse};
+use crate::problem::{ApiError, ProblemDetails};
+use crate::AppState;
+
+/// Events per page when `limit` is not given.
+const DEFAULT_LIMIT: u32 = 50;
+
+/// The query, read as text so that each bad value is reported by name.
+#[derive(Debug, Deserialize)]
+pub struct EventsQuery {
+    after: Option<String>,
+    limit: Option<String>,
+}
+
+/// Lists the caller's terminal's events in the order of the transactions that wrote them (a
+/// session's events in the order they happened), after the cursor
+/// `after` (from the first event when absent). A cursor never skips an event that commits
+/// late: events of transactions still running are held back until they commit.
+#[utoipa::path(
+    get,
+    path = "/pay/api/events",
+    tag = "Events",
+    security(("bearer" = [])),
+    params(
+        ("after" = Option<String>, Query, description = "The `cursor` of the previous page; absent: from the first event"),
+        ("limit" = Option<u32>, Query, description = "Events per page, 1 to 100 (default 50)", minimum = 1, maximum = 100),
+    ),
+    responses(
+        (status = 200, description = "A page of events", body = EventPageResponse),
+        (status = 400, description = "A bad `after` or `limit` (named in `errors`)", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+    )
+)]
+pub async fn list_events(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<EventsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let mut errors = ValidationErrors::new();
+    let after = match query.after.as_deref() {
+        None | Some("") => None,
+        Some(raw) => match raw.parse::<EventCursor>() {
+            Ok(cursor) => Some(cursor),
+            Err(_) => {
+                errors.add("After", "Not a cursor this service handed out.");
+                None
+            }
+        },
+    };
+    let limit = match query.limit.as_deref() {
+        None | Some("") => DEFAULT_LIMIT,
+        Some(raw) => match raw.parse::<u32>() {
+            Ok(n) if (1..=MAX_EVENTS_PER_PAGE).contains(&n) => n,
+            _ => {
+                errors.add("Limit", "Must be a whole number from 1 to 100.");
+                DEFAULT_LIMIT
+            }
+        },
+    };
+    errors
+        .into_result(())
+        .map_err(checkout_domain::CheckoutError::from)?;
+    let page = state.checkout.list_events(&caller.0, after, limit).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(EventPageResponse {
+            events: page.events.iter().map(EventBody::new).collect(),
+            cursor: page.cursor.map(|c| c.to_string()),
+            has_more: page.has_more,
+        }))
+}

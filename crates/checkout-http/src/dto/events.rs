@@ -1,0 +1,50 @@
+//! GET /pay/api/events bodies: a page of the terminal's events. Each event has exactly the
+//! body its webhook delivery carries.
+
+use checkout_domain::events::PaymentEvent;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{utc_timestamp, PaymentStatusResponse};
+
+/// One event: what happened to a payment session, with the session's status record as of
+/// the event.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventBody {
+    /// The event id: the same on every delivery and every read of the event.
+    #[schema(example = "6d0e1d7c-5a1f-4c3e-9f7a-2b8d1e0c4a55")]
+    pub id: String,
+    /// `payment.succeeded`, `payment.authorized`, `payment.failed`, `payment.expired` or
+    /// `payment.cancelled`.
+    #[serde(rename = "type")]
+    #[schema(example = "payment.succeeded")]
+    pub kind: String,
+    /// When it happened (UTC, ISO 8601).
+    pub timestamp: String,
+    /// The status record of `GET /pay/api/payment/{id}` as of the event.
+    pub data: PaymentStatusResponse,
+}
+
+impl EventBody {
+    /// The body of `event`.
+    pub fn new(event: &PaymentEvent) -> Self {
+        EventBody {
+            id: event.id.to_string(),
+            kind: event.kind.as_str().to_owned(),
+            timestamp: utc_timestamp(event.occurred_at),
+            data: PaymentStatusResponse::new(&event.session, event.occurred_at),
+        }
+    }
+}
+
+/// A page of events.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventPageResponse {
+    /// The events, in the order of the transactions that wrote them.
+    pub events: Vec<EventBody>,
+    /// Pass as `after` to read on from here (absent while there is nothing to read).
+    pub cursor: Option<String>,
+    /// True when more events were already available after this page.
+    pub has_more: bool,
+}

@@ -1,0 +1,125 @@
+//! `EventLog` over PostgreSQL: the `events` table, which a trigger on `payment_sessions`
+//! writes in the same transaction as every state change merchants are told about (see the
+//! migration `2026-11-24-000002_events`).
+
+use anyhow::Context;
+use async_trait::async_trait;
+use checkout_domain::events::{EventCursor, EventType, PaymentEvent};
+use checkout_domain::ports::EventLog;
+use checkout_domain::session::{PaymentSession, SessionState};
+use checkout_domain::values::TerminalNumber;
+use diesel::sql_types::{BigInt, Nullable, SmallInt, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::models::{session_from_rows, SessionRow};
+use crate::store::PgStore;
+
+/// The events of `$1` after the cursor (`$2` transaction, `$3` sequence; NULL: from the
+/// start), at most `$4`, with their sessions. Only events of transactions older than every
+/// transaction still running are shown (`pg_snapshot_xmin`), in (transaction, sequence) order:
+/// an event that commits later always sorts after everything shown before, so a cursor never
+/// skips one.
+const EVENTS_AFTER_SQL: &str = "\
+    SELECT e.id AS event_id, e.type AS event_type, e.state AS event_state, \
+           e.occurred_at AS event_occurred_at, e.txid::text AS event_txid, e.seq AS event_seq, \
+           s.* \
+    FROM events e JOIN payment_sessions s ON s.id = e.session_id \
+    WHERE e.terminal_number = $1 \
+      AND e.txid < pg_snapshot_xmin(pg_current_snapshot()) \
+      AND ($2::text IS NULL OR (e.txid, e.seq) > ($2::text::xid8, $3)) \
+    ORDER BY e.txid, e.seq \
+    LIMIT $4";
+
+/// One row of [`EVENTS_AFTER_SQL`].
+#[derive(QueryableByName)]
+struct EventRow {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    event_id: Uuid,
+    #[diesel(sql_type = Text)]
+    event_type: String,
+    #[diesel(sql_type = SmallInt)]
+    event_state: i16,
+    #[diesel(sql_type = Timestamptz)]
+    event_occurred_at: OffsetDateTime,
+    #[diesel(sql_type = Text)]
+    event_txid: String,
+    #[diesel(sql_type = BigInt)]
+    event_seq: i64,
+    #[diesel(embed)]
+    session: SessionRow,
+}
+
+impl EventRow {
+    fn into_event(self) -> anyhow::Result<PaymentEvent> {
+        let kind = EventType::parse(&self.event_type)
+            .with_context(|| format!("stored event type {:?} is unknown", self.event_type))?;
+        let state = SessionState::from_code(self.event_state)
+            .with_context(|| format!("stored event state {} is unknown", self.event_state))?;
+        let transaction = self
+            .event_txid
+            .parse()
+            .with_context(|| format!("stored transaction id {:?}", self.event_txid))?;
+        let session = session_from_rows(self.session, Vec::new(), Vec::new())?;
+        Ok(PaymentEvent {
+            id: self.event_id,
+            kind,
+            occurred_at: self.event_occurred_at,
+            cursor: EventCursor {
+                transaction,
+                sequence: u64::try_from(self.event_seq).unwrap_or_default(),
+            },
+            // The session as of the event: its state and last change are the event's.
+            session: PaymentSession {
+                state,
+                updated_at: self.event_occurred_at,
+                ..session
+            },
+        })
+    }
+}
+
+#[async_trait]
+impl EventLog for PgStore {
+    async fn events_after(
+        &self,
+        terminal: &TerminalNumber,
+        after: Option<EventCursor>,
+        limit: u32,
+    ) -> anyhow::Result<Vec<PaymentEvent>> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<EventRow> = diesel::sql_query(EVENTS_AFTER_SQL)
+            .bind::<Text, _>(terminal.as_str())
+            .bind::<Nullable<Text>, _>(after.map(|c| c.transaction.to_string()))
+            .bind::<BigInt, _>(after.map_or(0, |c| i64::try_from(c.sequence).unwrap_or(i64::MAX)))
+            .bind::<BigInt, _>(i64::from(limit))
+            .load(&mut conn)
+            .await
+            .with_context(|| format!("reading the events of terminal {terminal}"))?;
+        rows.into_iter().map(EventRow::into_event).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use checkout_domain::events::EventType;
+    use checkout_domain::session::SessionState;
+
+    /// The trigger's mapping (`session_event_type` in the migration) is `EventType::of_state`.
+    #[test]
+    fn the_trigger_maps_states_as_the_domain_does() {
+        let migration = include_str!("../../../migrations/2026-11-24-000002_events/up.sql");
+        for state in SessionState::ALL {
+            let line = format!("WHEN {} THEN", state.code());
+            match EventType::of_state(state) {
+                Some(kind) => assert!(
+                    migration.contains(&format!("{line} '{}'", kind.as_str())),
+                    "{state}"
+                ),
+                None => assert!(!migration.contains(&line), "{state}"),
+            }
+        }
+    }
+}
