@@ -122,11 +122,6 @@ impl PaymentSession {
         now >= self.expires_at
     }
 
-    /// True when a card may be submitted at `now`.
-    pub fn is_payable(&self, now: OffsetDateTime) -> bool {
-        self.state == SessionState::Pending && !self.is_past_expiry(now)
-    }
-
     /// The state the merchant should see at `now`: a pending session whose expiry passed is
     /// reported as Expired even before the sweep has written it.
     pub fn effective_state(&self, now: OffsetDateTime) -> SessionState {

@@ -13,6 +13,7 @@ mod events;
 mod openapi;
 mod operator;
 mod payment_link;
+mod sandbox_cards;
 mod start_payment;
 mod status;
 mod walkthrough;
