@@ -30,7 +30,7 @@ fi
 
 if ! "${interpreter}" -c 'import standardwebhooks' 2>/dev/null; then
     echo "installing standardwebhooks into ${venv}" >&2
-    "${interpreter}" -m pip install --quiet --disable-pip-version-check standardwebhooks >&2
+    "${interpreter}" -m pip install --quiet --disable-pip-version-check 'standardwebhooks>=1.1,<2' >&2
 fi
 
 if ! "${interpreter}" -c 'from standardwebhooks import Webhook' 2>/dev/null; then
