@@ -2,10 +2,11 @@
 # Runs the whole test suite on a fresh machine.
 #
 # Installs what the tests need (from Debian: the PostgreSQL server binaries, chromium and
-# chromium-driver, when missing; localstripe from PyPI into a private virtualenv), then runs
-# every test with cargo-nextest.
-# The tests start their own private Postgres cluster and their own localstripe; nothing else
-# needs to be running. Extra arguments go to `cargo nextest run` (for example a test filter).
+# chromium-driver, when missing; localstripe and the Standard Webhooks library from PyPI into
+# private virtualenvs), then runs every test with cargo-nextest.
+# The tests start their own private Postgres cluster, their own localstripe and their own webhook
+# receiver; nothing else needs to be running. Extra arguments go to `cargo nextest run` (for
+# example a test filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hosted-checkout/target}"
@@ -31,6 +32,10 @@ fi
 echo "== localstripe" >&2
 LOCALSTRIPE_BIN="$(./scripts/localstripe.sh)"
 export LOCALSTRIPE_BIN
+
+echo "== webhook receiver (standardwebhooks)" >&2
+WEBHOOK_RECEIVER_PYTHON="$(./scripts/webhook-receiver.sh)"
+export WEBHOOK_RECEIVER_PYTHON
 
 echo "== cargo nextest" >&2
 cargo nextest run --workspace --no-fail-fast "$@"

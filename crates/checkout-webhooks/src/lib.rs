@@ -1,0 +1,13 @@
+#![doc = include_str!("../README.md")]
+
+pub mod secret_box;
+pub mod sender;
+pub mod signature;
+pub mod url_policy;
+
+pub use secret_box::{SecretBox, SecretBoxError};
+pub use sender::{DeliveryError, DeliveryOutcome, DeliveryReport, WebhookSender};
+pub use signature::{InvalidSecret, RandomUnavailable, SignError, WebhookHeaders, WebhookSecret};
+pub use url_policy::{
+    AddressKind, CheckedTarget, Environment, Resolve, SystemResolver, UrlError, UrlPolicy,
+};
