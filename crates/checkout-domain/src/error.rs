@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::values::SessionId;
+
 /// A service error code of the spec's section 7.2.
 ///
 /// Every code is defined once, in [`SvcCode::spec`]; nothing else writes a title or a message.
@@ -248,6 +250,9 @@ pub enum CheckoutError {
         code: SvcCode,
         /// A detail safe to show to the caller.
         detail: String,
+        /// The caller's session the error is about, when it names one: for SVC_001, the
+        /// session holding the merchant reference (shown as `checkoutSessionId`).
+        session: Option<SessionId>,
     },
     /// An unexpected fault (HTTP 500); logged whole at the boundary, never shown.
     #[error(transparent)]
@@ -260,6 +265,17 @@ impl CheckoutError {
         CheckoutError::Service {
             code,
             detail: code.spec().message.to_owned(),
+            session: None,
+        }
+    }
+
+    /// SVC_001 naming `holder`, the caller's session that holds the merchant reference, so
+    /// that the merchant can query it.
+    pub fn duplicate_reference(holder: SessionId) -> Self {
+        CheckoutError::Service {
+            code: SvcCode::Svc001,
+            detail: SvcCode::Svc001.spec().message.to_owned(),
+            session: Some(holder),
         }
     }
 
@@ -268,6 +284,7 @@ impl CheckoutError {
         CheckoutError::Service {
             code,
             detail: detail.into(),
+            session: None,
         }
     }
 

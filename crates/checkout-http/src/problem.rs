@@ -33,6 +33,11 @@ pub struct ProblemDetails {
     /// Validation 400 only: PascalCase field name → messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<BTreeMap<String, Vec<String>>>,
+    /// SVC_001 only (an RFC 9457 extension member): the caller's existing session that holds
+    /// the `transactionReferenceNumber`, to query with GET /pay/api/payment/{checkoutSessionId}.
+    #[serde(rename = "checkoutSessionId", skip_serializing_if = "Option::is_none")]
+    #[schema(example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60")]
+    pub checkout_session_id: Option<String>,
 }
 
 /// Every error a route can answer with.
@@ -133,6 +138,7 @@ impl ProblemDetails {
             detail,
             instance: request_context::instance_id(),
             errors: None,
+            checkout_session_id: None,
         }
     }
 
@@ -146,6 +152,7 @@ impl ProblemDetails {
             detail,
             instance: request_context::instance_id(),
             errors: None,
+            checkout_session_id: None,
         }
     }
 
@@ -157,14 +164,21 @@ impl ProblemDetails {
                 StatusCode::TOO_MANY_REQUESTS,
                 format!("Too many token requests; retry after {retry_after_secs} seconds."),
             ),
-            ApiError::Checkout(CheckoutError::Validation(errors)) => ProblemDetails {
+            ApiError::Checkout(error) => Self::from_checkout(error),
+        }
+    }
+
+    /// The body of a use-case error.
+    pub fn from_checkout(error: &CheckoutError) -> Self {
+        match error {
+            CheckoutError::Validation(errors) => ProblemDetails {
                 errors: Some(errors.fields().clone()),
                 ..Self::plain(
                     StatusCode::BAD_REQUEST,
                     "One or more fields of the request are missing or invalid.".to_owned(),
                 )
             },
-            ApiError::Checkout(CheckoutError::Unauthenticated(failure)) => Self::plain(
+            CheckoutError::Unauthenticated(failure) => Self::plain(
                 StatusCode::UNAUTHORIZED,
                 match failure {
                     AuthFailure::InvalidCredentials => "The client credentials are invalid.",
@@ -175,10 +189,15 @@ impl ProblemDetails {
                 }
                 .to_owned(),
             ),
-            ApiError::Checkout(CheckoutError::Service { code, detail }) => {
-                Self::for_code(*code, detail.clone())
-            }
-            ApiError::Checkout(CheckoutError::Unknown(_)) => Self::plain(
+            CheckoutError::Service {
+                code,
+                detail,
+                session,
+            } => ProblemDetails {
+                checkout_session_id: session.as_ref().map(ToString::to_string),
+                ..Self::for_code(*code, detail.clone())
+            },
+            CheckoutError::Unknown(_) => Self::plain(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "An unexpected error occurred. Quote the instance when contacting support."
                     .to_owned(),

@@ -22,7 +22,7 @@ use crate::AppState;
         (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 413, description = "Body larger than the configured limit (64 KiB by default)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 415, description = "Body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 422, description = "SVC_001 duplicate reference, SVC_005 terminal not registered", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "SVC_001 duplicate reference (the body names the session holding it in `checkoutSessionId`), SVC_005 terminal not registered", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
     )
 )]

@@ -8,6 +8,7 @@ mod support;
 
 mod auth;
 mod bearer;
+mod duplicate_reference;
 mod errors;
 mod openapi;
 mod operator;
