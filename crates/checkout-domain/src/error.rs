@@ -234,6 +234,18 @@ pub enum AuthFailure {
     MissingRole,
 }
 
+/// Why a create sent with an `Idempotency-Key` was refused without running (IETF httpapi
+/// idempotency-key draft, "Error Scenarios").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IdempotencyConflict {
+    /// The key was already used with a different request (HTTP 422).
+    #[error("the idempotency key was already used with a different request")]
+    KeyReused,
+    /// The first request with the key is still running (HTTP 409).
+    #[error("a request with this idempotency key is still running")]
+    InProgress,
+}
+
 /// The error of every use case.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
@@ -254,6 +266,9 @@ pub enum CheckoutError {
         /// session holding the merchant reference (shown as `checkoutSessionId`).
         session: Option<SessionId>,
     },
+    /// A create's `Idempotency-Key` is in use by another request (HTTP 422 or 409).
+    #[error("idempotency key conflict: {0}")]
+    Idempotency(IdempotencyConflict),
     /// An unexpected fault (HTTP 500); logged whole at the boundary, never shown.
     #[error(transparent)]
     Unknown(#[from] anyhow::Error),
@@ -300,6 +315,12 @@ impl CheckoutError {
 impl From<ValidationErrors> for CheckoutError {
     fn from(errors: ValidationErrors) -> Self {
         CheckoutError::Validation(errors)
+    }
+}
+
+impl From<IdempotencyConflict> for CheckoutError {
+    fn from(conflict: IdempotencyConflict) -> Self {
+        CheckoutError::Idempotency(conflict)
     }
 }
 

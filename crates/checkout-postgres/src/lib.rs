@@ -2,6 +2,7 @@
 
 mod clients;
 pub mod cluster;
+mod idempotency;
 mod lock;
 mod migrations;
 mod models;

@@ -124,7 +124,8 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     let checkout = Checkout::new(
         Ports {
             sessions: store.clone(),
-            terminals: store,
+            terminals: store.clone(),
+            idempotency: store,
             processor,
             identity: Arc::new(identity),
             clock: Arc::new(SystemClock),

@@ -1,12 +1,14 @@
 //! Ports: what the domain needs from the outside world, as small traits. Adapters implement
 //! them; every doc comment says what every implementation MUST do.
 
+mod idempotency;
 mod identity;
 mod processor;
 mod sessions;
 mod system;
 mod terminals;
 
+pub use idempotency::{Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse};
 pub use identity::{ClientStore, IdentityError, IdentityProvider};
 pub use processor::{AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome};
 pub use sessions::{AttemptChange, InsertError, Recorded, SessionRepository};

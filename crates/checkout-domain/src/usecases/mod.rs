@@ -6,6 +6,7 @@ mod complete_challenge;
 mod create_session;
 mod expire_sessions;
 mod get_status;
+mod idempotent_create;
 mod open_page;
 mod process_payment;
 mod reconcile;
@@ -13,6 +14,7 @@ mod settle;
 
 pub use create_session::PaymentLink;
 pub use expire_sessions::ExpiryReport;
+pub use idempotent_create::{IdempotencyPolicy, IdempotentAnswer, IdempotentRequest};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};
 pub use reconcile::{ReconcilePolicy, ReconcileReport};
@@ -24,7 +26,8 @@ use url::Url;
 
 use crate::error::{CheckoutError, SvcCode};
 use crate::ports::{
-    CardProcessor, Clock, IdGenerator, IdentityProvider, SessionRepository, TerminalDirectory,
+    CardProcessor, Clock, IdGenerator, IdempotencyStore, IdentityProvider, SessionRepository,
+    TerminalDirectory,
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
 use crate::values::{CallbackRule, SessionId};
@@ -44,6 +47,8 @@ pub struct Ports {
     pub clock: Arc<dyn Clock>,
     /// Id generator.
     pub ids: Arc<dyn IdGenerator>,
+    /// Idempotency keys of the create routes.
+    pub idempotency: Arc<dyn IdempotencyStore>,
 }
 
 /// Business settings of the service.
@@ -63,6 +68,8 @@ pub struct CheckoutPolicy {
     pub processor_return_base: Url,
     /// How unresolved attempts are reconciled.
     pub reconcile: ReconcilePolicy,
+    /// How long idempotency keys replay, and how long a running request holds its key.
+    pub idempotency: IdempotencyPolicy,
 }
 
 /// Why a policy was refused.
@@ -108,6 +115,7 @@ impl CheckoutPolicy {
             callback_rule: CallbackRule::HttpsOnly,
             processor_return_base,
             reconcile: ReconcilePolicy::default(),
+            idempotency: IdempotencyPolicy::default(),
         })
     }
 
@@ -120,6 +128,12 @@ impl CheckoutPolicy {
     /// The same policy with other reconciliation settings.
     pub fn with_reconcile(mut self, reconcile: ReconcilePolicy) -> Self {
         self.reconcile = reconcile;
+        self
+    }
+
+    /// The same policy with other idempotency settings.
+    pub fn with_idempotency(mut self, idempotency: IdempotencyPolicy) -> Self {
+        self.idempotency = idempotency;
         self
     }
 

@@ -6,6 +6,7 @@
 
 mod cluster;
 mod harness;
+mod idempotency;
 mod identity;
 mod sessions;
 mod support;

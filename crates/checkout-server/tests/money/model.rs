@@ -150,7 +150,8 @@ impl World {
         let checkout = Checkout::new(
             Ports {
                 sessions: store_port.clone(),
-                terminals: store_port,
+                terminals: store_port.clone(),
+                idempotency: store_port,
                 processor,
                 identity: Arc::new(FakeIdentity::new(Arc::new(InMemoryClients::default()))),
                 clock: self.clock.clone(),
