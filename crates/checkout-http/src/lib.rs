@@ -3,6 +3,7 @@
 pub mod api;
 pub mod auth;
 pub mod dto;
+pub mod idempotency;
 pub mod json_body;
 pub mod openapi;
 pub mod pages;

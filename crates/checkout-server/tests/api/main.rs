@@ -10,6 +10,7 @@ mod auth;
 mod bearer;
 mod duplicate_reference;
 mod errors;
+mod idempotency;
 mod openapi;
 mod operator;
 mod payment_link;
