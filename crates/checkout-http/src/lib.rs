@@ -93,6 +93,11 @@ pub fn build_app(
                 .default_service(web::to(|| method_not_allowed("POST"))),
         )
         .service(
+            web::resource("/pay/api/payment")
+                .route(web::get().to(api::by_reference::payments_by_reference))
+                .default_service(web::to(|| method_not_allowed("GET"))),
+        )
+        .service(
             web::resource("/pay/api/payment/{checkoutSessionId}")
                 .route(web::get().to(api::status::payment_status))
                 .default_service(web::to(|| method_not_allowed("GET"))),

@@ -13,13 +13,14 @@ use crate::problem::ProblemDetails;
     info(
         title = "Hosted Checkout API",
         version = "1.0.0",
-        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state. Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
+        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference). Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
     ),
     paths(
         api::token::issue_token,
         api::start_payment::start_payment,
         api::payment_link::generate_payment_link,
         api::status::payment_status,
+        api::by_reference::payments_by_reference,
         api::jwks::jwks,
     ),
     components(schemas(

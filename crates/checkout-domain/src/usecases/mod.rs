@@ -5,6 +5,7 @@ mod cancel_payment;
 mod complete_challenge;
 mod create_session;
 mod expire_sessions;
+mod find_by_reference;
 mod get_status;
 mod idempotent_create;
 mod open_page;
@@ -14,6 +15,7 @@ mod settle;
 
 pub use create_session::PaymentLink;
 pub use expire_sessions::ExpiryReport;
+pub use find_by_reference::MAX_SESSIONS_BY_REFERENCE;
 pub use idempotent_create::{IdempotencyPolicy, IdempotentAnswer, IdempotentRequest};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};

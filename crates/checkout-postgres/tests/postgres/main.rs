@@ -8,5 +8,6 @@ mod cluster;
 mod harness;
 mod idempotency;
 mod identity;
+mod references;
 mod sessions;
 mod support;

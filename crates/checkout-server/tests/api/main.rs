@@ -8,6 +8,7 @@ mod support;
 
 mod auth;
 mod bearer;
+mod by_reference;
 mod duplicate_reference;
 mod errors;
 mod idempotency;
