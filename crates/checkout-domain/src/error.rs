@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::values::SessionId;
+
 /// A service error code of the spec's section 7.2.
 ///
 /// Every code is defined once, in [`SvcCode::spec`]; nothing else writes a title or a message.
@@ -232,6 +234,18 @@ pub enum AuthFailure {
     MissingRole,
 }
 
+/// Why a create sent with an `Idempotency-Key` was refused without running (IETF httpapi
+/// idempotency-key draft, "Error Scenarios").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IdempotencyConflict {
+    /// The key was already used with a different request (HTTP 422).
+    #[error("the idempotency key was already used with a different request")]
+    KeyReused,
+    /// The first request with the key is still running (HTTP 409).
+    #[error("a request with this idempotency key is still running")]
+    InProgress,
+}
+
 /// The error of every use case.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
@@ -248,7 +262,13 @@ pub enum CheckoutError {
         code: SvcCode,
         /// A detail safe to show to the caller.
         detail: String,
+        /// The caller's session the error is about, when it names one: for SVC_001, the
+        /// session holding the merchant reference (shown as `checkoutSessionId`).
+        session: Option<SessionId>,
     },
+    /// A create's `Idempotency-Key` is in use by another request (HTTP 422 or 409).
+    #[error("idempotency key conflict: {0}")]
+    Idempotency(IdempotencyConflict),
     /// An unexpected fault (HTTP 500); logged whole at the boundary, never shown.
     #[error(transparent)]
     Unknown(#[from] anyhow::Error),
@@ -260,6 +280,17 @@ impl CheckoutError {
         CheckoutError::Service {
             code,
             detail: code.spec().message.to_owned(),
+            session: None,
+        }
+    }
+
+    /// SVC_001 naming `holder`, the caller's session that holds the merchant reference, so
+    /// that the merchant can query it.
+    pub fn duplicate_reference(holder: SessionId) -> Self {
+        CheckoutError::Service {
+            code: SvcCode::Svc001,
+            detail: SvcCode::Svc001.spec().message.to_owned(),
+            session: Some(holder),
         }
     }
 
@@ -268,6 +299,7 @@ impl CheckoutError {
         CheckoutError::Service {
             code,
             detail: detail.into(),
+            session: None,
         }
     }
 
@@ -283,6 +315,12 @@ impl CheckoutError {
 impl From<ValidationErrors> for CheckoutError {
     fn from(errors: ValidationErrors) -> Self {
         CheckoutError::Validation(errors)
+    }
+}
+
+impl From<IdempotencyConflict> for CheckoutError {
+    fn from(conflict: IdempotencyConflict) -> Self {
+        CheckoutError::Idempotency(conflict)
     }
 }
 

@@ -12,5 +12,7 @@ pub mod values;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use error::{AuthFailure, CheckoutError, SvcCode, SvcSpec, ValidationErrors};
+pub use error::{
+    AuthFailure, CheckoutError, IdempotencyConflict, SvcCode, SvcSpec, ValidationErrors,
+};
 pub use usecases::{Checkout, CheckoutPolicy, Ports};

@@ -90,37 +90,69 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
+/// A deserialized JSON request body with the exact bytes it was read from (what an
+/// idempotency fingerprint covers). Refused exactly like [`JsonBody`].
+#[derive(Debug)]
+pub struct JsonBodyWithBytes<T> {
+    /// The body.
+    pub value: T,
+    /// The bytes as received.
+    pub bytes: web::Bytes,
+}
+
+/// Reads a JSON body's bytes: 415 unless the media type is JSON, 413 over the limit.
+fn read_json_bytes(
+    req: &HttpRequest,
+    payload: &mut Payload,
+) -> impl Future<Output = Result<web::Bytes, ApiError>> {
+    let json = is_json(req);
+    let limit = req
+        .app_data::<web::Data<crate::AppState>>()
+        .map_or(DEFAULT_MAX_BODY_BYTES, |state| state.max_body_bytes);
+    let body = web::Bytes::from_request(req, payload);
+    async move {
+        if !json {
+            return Err(ApiError::http(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "The request body must be JSON (Content-Type: application/json).",
+            ));
+        }
+        body.await.map_err(|e| {
+            if e.as_response_error().status_code() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::http(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("The request body is larger than {limit} bytes."),
+                )
+            } else {
+                ApiError::http(
+                    StatusCode::BAD_REQUEST,
+                    "The request body could not be read.",
+                )
+            }
+        })
+    }
+}
+
 impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let json = is_json(req);
-        let limit = req
-            .app_data::<web::Data<crate::AppState>>()
-            .map_or(DEFAULT_MAX_BODY_BYTES, |state| state.max_body_bytes);
-        let body = web::Bytes::from_request(req, payload);
+        let bytes = read_json_bytes(req, payload);
+        Box::pin(async move { parse_json(&bytes.await?).map(JsonBody) })
+    }
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for JsonBodyWithBytes<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let bytes = read_json_bytes(req, payload);
         Box::pin(async move {
-            if !json {
-                return Err(ApiError::http(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "The request body must be JSON (Content-Type: application/json).",
-                ));
-            }
-            let bytes = body.await.map_err(|e| {
-                if e.as_response_error().status_code() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::http(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        format!("The request body is larger than {limit} bytes."),
-                    )
-                } else {
-                    ApiError::http(
-                        StatusCode::BAD_REQUEST,
-                        "The request body could not be read.",
-                    )
-                }
-            })?;
-            parse_json(&bytes).map(JsonBody)
+            let bytes = bytes.await?;
+            let value = parse_json(&bytes)?;
+            Ok(JsonBodyWithBytes { value, bytes })
         })
     }
 }

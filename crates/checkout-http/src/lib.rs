@@ -3,6 +3,7 @@
 pub mod api;
 pub mod auth;
 pub mod dto;
+pub mod idempotency;
 pub mod json_body;
 pub mod openapi;
 pub mod pages;
@@ -90,6 +91,11 @@ pub fn build_app(
             web::resource("/pay/api/generate-payment-link")
                 .route(web::post().to(api::payment_link::generate_payment_link))
                 .default_service(web::to(|| method_not_allowed("POST"))),
+        )
+        .service(
+            web::resource("/pay/api/payment")
+                .route(web::get().to(api::by_reference::payments_by_reference))
+                .default_service(web::to(|| method_not_allowed("GET"))),
         )
         .service(
             web::resource("/pay/api/payment/{checkoutSessionId}")

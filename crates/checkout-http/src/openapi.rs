@@ -13,7 +13,7 @@ use crate::problem::ProblemDetails;
     info(
         title = "Hosted Checkout API",
         version = "1.0.0",
-        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state. Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
+        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference). Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
     ),
     paths(
         api::token::issue_token,
@@ -21,6 +21,7 @@ use crate::problem::ProblemDetails;
         api::payment_link::generate_payment_link,
         api::status::payment_status,
         api::events::list_events,
+        api::by_reference::payments_by_reference,
         api::jwks::jwks,
     ),
     components(schemas(

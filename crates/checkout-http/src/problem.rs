@@ -3,7 +3,7 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use checkout_domain::{AuthFailure, CheckoutError, SvcCode, ValidationErrors};
+use checkout_domain::{AuthFailure, CheckoutError, IdempotencyConflict, SvcCode, ValidationErrors};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,6 +15,13 @@ use crate::request_context;
 pub const VALIDATION_TYPE: &str = "https://tools.ietf.org/html/rfc7231#section-6.5.1";
 /// The `title` of a 400 validation answer.
 pub const VALIDATION_TITLE: &str = "Validation failed";
+
+/// The `type` of a 422 for an `Idempotency-Key` reused with another request: 422
+/// Unprocessable Entity (RFC 4918 section 11.2), as the idempotency-key draft answers it.
+pub const IDEMPOTENCY_KEY_REUSED_TYPE: &str = "https://tools.ietf.org/html/rfc4918#section-11.2";
+/// The `type` of a 409 for an `Idempotency-Key` whose first request is still running:
+/// 409 Conflict (RFC 7231 section 6.5.8).
+pub const IDEMPOTENCY_IN_PROGRESS_TYPE: &str = "https://tools.ietf.org/html/rfc7231#section-6.5.8";
 
 /// An error body, `application/problem+json`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -33,6 +40,11 @@ pub struct ProblemDetails {
     /// Validation 400 only: PascalCase field name → messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<BTreeMap<String, Vec<String>>>,
+    /// SVC_001 only (an RFC 9457 extension member): the caller's existing session that holds
+    /// the `transactionReferenceNumber`, to query with GET /pay/api/payment/{checkoutSessionId}.
+    #[serde(rename = "checkoutSessionId", skip_serializing_if = "Option::is_none")]
+    #[schema(example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60")]
+    pub checkout_session_id: Option<String>,
 }
 
 /// Every error a route can answer with.
@@ -133,6 +145,7 @@ impl ProblemDetails {
             detail,
             instance: request_context::instance_id(),
             errors: None,
+            checkout_session_id: None,
         }
     }
 
@@ -146,6 +159,7 @@ impl ProblemDetails {
             detail,
             instance: request_context::instance_id(),
             errors: None,
+            checkout_session_id: None,
         }
     }
 
@@ -157,14 +171,21 @@ impl ProblemDetails {
                 StatusCode::TOO_MANY_REQUESTS,
                 format!("Too many token requests; retry after {retry_after_secs} seconds."),
             ),
-            ApiError::Checkout(CheckoutError::Validation(errors)) => ProblemDetails {
+            ApiError::Checkout(error) => Self::from_checkout(error),
+        }
+    }
+
+    /// The body of a use-case error.
+    pub fn from_checkout(error: &CheckoutError) -> Self {
+        match error {
+            CheckoutError::Validation(errors) => ProblemDetails {
                 errors: Some(errors.fields().clone()),
                 ..Self::plain(
                     StatusCode::BAD_REQUEST,
                     "One or more fields of the request are missing or invalid.".to_owned(),
                 )
             },
-            ApiError::Checkout(CheckoutError::Unauthenticated(failure)) => Self::plain(
+            CheckoutError::Unauthenticated(failure) => Self::plain(
                 StatusCode::UNAUTHORIZED,
                 match failure {
                     AuthFailure::InvalidCredentials => "The client credentials are invalid.",
@@ -175,10 +196,40 @@ impl ProblemDetails {
                 }
                 .to_owned(),
             ),
-            ApiError::Checkout(CheckoutError::Service { code, detail }) => {
-                Self::for_code(*code, detail.clone())
+            CheckoutError::Service {
+                code,
+                detail,
+                session,
+            } => ProblemDetails {
+                checkout_session_id: session.as_ref().map(ToString::to_string),
+                ..Self::for_code(*code, detail.clone())
+            },
+            CheckoutError::Idempotency(conflict) => {
+                let (status, kind, title, detail) = match conflict {
+                    IdempotencyConflict::KeyReused => (
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        IDEMPOTENCY_KEY_REUSED_TYPE,
+                        "Idempotency-Key is already used",
+                        "This Idempotency-Key was already used with a different request \
+                         (another route or another body). Use a new key for a new request; \
+                         resend the first request unchanged to get its response again.",
+                    ),
+                    IdempotencyConflict::InProgress => (
+                        StatusCode::CONFLICT,
+                        IDEMPOTENCY_IN_PROGRESS_TYPE,
+                        "A request is outstanding for this Idempotency-Key",
+                        "The first request with this Idempotency-Key is still being \
+                         processed. Retry shortly to get its response.",
+                    ),
+                };
+                ProblemDetails {
+                    kind: kind.to_owned(),
+                    title: title.to_owned(),
+                    detail: detail.to_owned(),
+                    ..Self::plain(status, String::new())
+                }
             }
-            ApiError::Checkout(CheckoutError::Unknown(_)) => Self::plain(
+            CheckoutError::Unknown(_) => Self::plain(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "An unexpected error occurred. Quote the instance when contacting support."
                     .to_owned(),

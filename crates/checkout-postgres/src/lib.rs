@@ -3,6 +3,7 @@
 mod clients;
 pub mod cluster;
 mod events;
+mod idempotency;
 mod lock;
 mod migrations;
 mod models;

@@ -145,11 +145,38 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// Idempotency keys of the create routes, per terminal, with the response they replay.
+    idempotency_keys (terminal_number, idempotency_key) {
+        /// The terminal the key belongs to (the caller's).
+        terminal_number -> Text,
+        /// The merchant's `Idempotency-Key`.
+        idempotency_key -> Text,
+        /// SHA-256 of the request's method, path and body.
+        fingerprint -> Binary,
+        /// The current claim's token.
+        claim_token -> Uuid,
+        /// When the current claim was made.
+        created_at -> Timestamptz,
+        /// Until when the claim holds the key without a response.
+        locked_until -> Timestamptz,
+        /// The saved response's status.
+        response_status -> Nullable<SmallInt>,
+        /// The saved response's media type.
+        response_type -> Nullable<Text>,
+        /// The saved response's body.
+        response_body -> Nullable<Binary>,
+        /// When the response was saved.
+        completed_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(oauth_clients -> terminals (terminal_number));
 diesel::joinable!(payment_sessions -> terminals (terminal_number));
 diesel::joinable!(session_items -> payment_sessions (session_id));
 diesel::joinable!(session_charges -> payment_sessions (session_id));
 diesel::joinable!(payment_attempts -> payment_sessions (session_id));
+diesel::joinable!(idempotency_keys -> terminals (terminal_number));
 
 diesel::allow_tables_to_appear_in_same_query!(
     terminals,
@@ -158,4 +185,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     session_items,
     session_charges,
     payment_attempts,
+    idempotency_keys,
 );

@@ -306,6 +306,32 @@ impl SessionRepository for PgStore {
         session_from_rows(row, items, charges).map(Some)
     }
 
+    async fn find_by_reference(
+        &self,
+        terminal: &TerminalNumber,
+        reference: &MerchantReference,
+        limit: u32,
+    ) -> anyhow::Result<Vec<PaymentSession>> {
+        let mut conn = self.conn().await?;
+        // The session rows only (index payment_sessions_reference); the status records show
+        // no items or charges.
+        payment_sessions::table
+            .filter(payment_sessions::terminal_number.eq(terminal.as_str()))
+            .filter(payment_sessions::merchant_reference.eq(reference.as_str()))
+            .order((
+                payment_sessions::created_at.desc(),
+                payment_sessions::id.desc(),
+            ))
+            .limit(i64::from(limit))
+            .select(SessionRow::as_select())
+            .load(&mut conn)
+            .await
+            .context("finding the sessions with a reference")?
+            .into_iter()
+            .map(|row| session_from_rows(row, Vec::new(), Vec::new()))
+            .collect()
+    }
+
     async fn transition(
         &self,
         id: SessionId,

@@ -13,8 +13,8 @@ use crate::pool::{self, PoolSettings, PooledConnection};
 /// PostgreSQL storage of sessions, attempts, terminals and OAuth clients, over a pool of
 /// diesel-async connections. Cheap to clone: clones share the pool.
 ///
-/// It implements the domain ports `SessionRepository`, `TerminalDirectory` and
-/// `ClientStore`, and has the operator methods for terminals and clients.
+/// It implements the domain ports `SessionRepository`, `TerminalDirectory`, `ClientStore`
+/// and `IdempotencyStore`, and has the operator methods for terminals and clients.
 #[derive(Clone)]
 pub struct PgStore {
     inner: Arc<Inner>,

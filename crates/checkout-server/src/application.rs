@@ -154,7 +154,8 @@ impl Application {
 }
 
 /// Expires unpaid sessions past their expiry, every `every` (a session waiting for a
-/// challenge after the processor confirmed the cancel).
+/// challenge after the processor confirmed the cancel), and forgets the idempotency keys
+/// whose 24-hour replay window is over.
 async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
     let mut ticker = tokio::time::interval(every);
     loop {
@@ -169,6 +170,11 @@ async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
                 "expired unpaid sessions"
             ),
             Err(e) => tracing::warn!(error = %e, "expiry sweep failed"),
+        }
+        match checkout.forget_idempotency_keys().await {
+            Ok(0) => {}
+            Ok(forgotten) => tracing::info!(forgotten, "forgot idempotency keys past 24 hours"),
+            Err(e) => tracing::warn!(error = %e, "idempotency key sweep failed"),
         }
     }
 }

@@ -125,7 +125,8 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         Ports {
             sessions: store.clone(),
             events: store.clone(),
-            terminals: store,
+            terminals: store.clone(),
+            idempotency: store,
             processor,
             identity: Arc::new(identity),
             clock: Arc::new(SystemClock),

@@ -2,6 +2,7 @@
 //! them; every doc comment says what every implementation MUST do.
 
 mod events;
+mod idempotency;
 mod identity;
 mod processor;
 mod sessions;
@@ -9,6 +10,7 @@ mod system;
 mod terminals;
 
 pub use events::EventLog;
+pub use idempotency::{Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse};
 pub use identity::{ClientStore, IdentityError, IdentityProvider};
 pub use processor::{AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome};
 pub use sessions::{AttemptChange, InsertError, Recorded, SessionRepository};

@@ -62,6 +62,20 @@ pub trait SessionRepository: Send + Sync {
         reference: &MerchantReference,
     ) -> anyhow::Result<Option<PaymentSession>>;
 
+    /// The sessions of `terminal` whose merchant reference is `reference`, in every state
+    /// (an expired session and its successor share a reference), newest first by creation
+    /// time, at most `limit`. Their items and charges MAY be left empty (the status record
+    /// shows neither).
+    ///
+    /// MUST return only sessions of `terminal`: another terminal's session with the same
+    /// reference is never in the list.
+    async fn find_by_reference(
+        &self,
+        terminal: &TerminalNumber,
+        reference: &MerchantReference,
+        limit: u32,
+    ) -> anyhow::Result<Vec<PaymentSession>>;
+
     /// Moves a session from `from` to `to` and sets its `updated_at` to `at`, only if it is in
     /// state `from` right now.
     ///

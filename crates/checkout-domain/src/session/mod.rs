@@ -6,7 +6,8 @@ mod state;
 
 pub use attempt::{AttemptState, PaymentAttempt};
 pub use request::{
-    ChargeRequest, ItemRequest, NewSession, SessionFlow, SessionRequest, MAX_CHARGES, MAX_ITEMS,
+    parse_transaction_reference, ChargeRequest, ItemRequest, NewSession, SessionFlow,
+    SessionRequest, MAX_CHARGES, MAX_ITEMS,
 };
 pub use state::{IllegalTransition, SessionEvent, SessionState};
 

@@ -122,6 +122,26 @@ fn present(value: &Option<String>) -> Option<&str> {
     value.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
 
+/// Checks a `transactionReferenceNumber` given on its own (the lookup by reference), by the
+/// same rule and with the same messages as in a create request; a refusal names
+/// `TransactionReferenceNumber`.
+pub fn parse_transaction_reference(
+    value: Option<&str>,
+) -> Result<MerchantReference, ValidationErrors> {
+    let mut c = Checker {
+        errors: ValidationErrors::new(),
+    };
+    let reference = c.required_text(
+        "TransactionReferenceNumber",
+        &value.map(str::to_owned),
+        MerchantReference::parse,
+    );
+    match reference {
+        Some(reference) if c.errors.is_empty() => Ok(reference),
+        _ => Err(c.errors),
+    }
+}
+
 /// Collects errors while fields are checked one by one.
 struct Checker {
     errors: ValidationErrors,

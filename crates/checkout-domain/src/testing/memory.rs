@@ -114,6 +114,28 @@ impl SessionRepository for InMemorySessions {
             .cloned())
     }
 
+    /// Like the PostgreSQL adapter, leaves the items and charges out.
+    async fn find_by_reference(
+        &self,
+        terminal: &TerminalNumber,
+        reference: &MerchantReference,
+        limit: u32,
+    ) -> anyhow::Result<Vec<PaymentSession>> {
+        let mut found: Vec<PaymentSession> = lock(&self.tables)
+            .sessions
+            .values()
+            .filter(|s| &s.terminal == terminal && &s.reference == reference)
+            .map(|s| PaymentSession {
+                items: Vec::new(),
+                charges: Vec::new(),
+                ..s.clone()
+            })
+            .collect();
+        found.sort_by_key(|s| std::cmp::Reverse((s.created_at, s.id)));
+        found.truncate(limit as usize);
+        Ok(found)
+    }
+
     async fn transition(
         &self,
         id: SessionId,

@@ -3,10 +3,12 @@
 //! use cases, not the adapters. Never used in production wiring.
 
 mod fakes;
+mod idempotency;
 mod memory;
 mod processor;
 
 pub use fakes::{FakeIdentity, ManualClock, SequentialIds, FAKE_TOKEN_LIFETIME};
+pub use idempotency::InMemoryIdempotency;
 pub use memory::{InMemoryClients, InMemorySessions, InMemoryTerminals};
 pub use processor::{approved, FakeProcessor, Scripted};
 
@@ -36,6 +38,8 @@ pub struct TestKit {
     pub processor: Arc<FakeProcessor>,
     /// Clock, starting at 2026-01-15 12:00 UTC.
     pub clock: Arc<ManualClock>,
+    /// Idempotency keys.
+    pub idempotency: Arc<InMemoryIdempotency>,
 }
 
 /// The link validity of [`TestKit`]: 24 hours.
@@ -52,6 +56,7 @@ impl TestKit {
         let identity = Arc::new(FakeIdentity::new(clients.clone()));
         let processor = Arc::new(FakeProcessor::default());
         let clock = Arc::new(ManualClock::new(datetime!(2026-01-15 12:00 UTC)));
+        let idempotency = Arc::new(InMemoryIdempotency::default());
         let ports = Ports {
             sessions: sessions.clone(),
             events: sessions.clone(),
@@ -60,6 +65,7 @@ impl TestKit {
             identity: identity.clone(),
             clock: clock.clone(),
             ids: Arc::new(SequentialIds::default()),
+            idempotency: idempotency.clone(),
         };
         let base = Url::parse("https://checkout.test/pay/link").unwrap_or_else(|_| unreachable!());
         let policy = CheckoutPolicy::new(TEST_LINK_VALIDITY, TEST_CHECKOUT_VALIDITY, base)
@@ -72,6 +78,7 @@ impl TestKit {
             identity,
             processor,
             clock,
+            idempotency,
         };
         kit.add_terminal("T-1", true);
         kit.clients

@@ -12,6 +12,10 @@ use crate::session::{
 };
 use crate::values::{CallbackHosts, TerminalNumber};
 
+/// How many times an insert is tried while the reference's holder keeps expiring or
+/// vanishing under it.
+const INSERT_ROUNDS: usize = 3;
+
 /// A created payment link.
 #[derive(Debug, Clone)]
 pub struct PaymentLink {
@@ -63,9 +67,11 @@ impl Checkout {
 
         // A reference is held by in-flight and completed sessions only (spec 7.4.1). When the
         // holder is a session that expired unpaid, it is marked Expired, which frees the
-        // reference, and the insert is tried again (spec 4.3). Two rounds suffice: a second
-        // conflict means another live session won the reference.
-        for _ in 0..2 {
+        // reference, and the insert is tried again (spec 4.3). SVC_001 names the holder, so
+        // that the merchant can query it. A holder that vanishes between the conflict and the
+        // lookup (expired meanwhile) frees the reference too: the insert is tried again, a
+        // bounded number of times.
+        for _ in 0..INSERT_ROUNDS {
             match self.ports.sessions.insert(&session).await {
                 Ok(()) => return Ok(session),
                 Err(InsertError::Store(e)) => return Err(e.into()),
@@ -83,13 +89,23 @@ impl Checkout {
                                 .transition(h.id, h.state, to, now)
                                 .await?;
                         }
-                        Some(_) => return Err(CheckoutError::svc(SvcCode::Svc001)),
+                        Some(h) => return Err(CheckoutError::duplicate_reference(h.id)),
                         None => {}
                     }
                 }
             }
         }
-        Err(CheckoutError::svc(SvcCode::Svc001))
+        // Still taken after every round: another live session keeps winning the reference.
+        // (Only if it also vanished at once does SVC_001 come without a session to name.)
+        match self
+            .ports
+            .sessions
+            .find_holding_reference(&session.terminal, &session.reference)
+            .await?
+        {
+            Some(h) => Err(CheckoutError::duplicate_reference(h.id)),
+            None => Err(CheckoutError::svc(SvcCode::Svc001)),
+        }
     }
 
     /// The terminal the session is for: the request's `terminalNumber`, else the caller's

@@ -5,7 +5,9 @@ mod cancel_payment;
 mod complete_challenge;
 mod create_session;
 mod expire_sessions;
+mod find_by_reference;
 mod get_status;
+mod idempotent_create;
 mod list_events;
 mod open_page;
 mod process_payment;
@@ -14,6 +16,8 @@ mod settle;
 
 pub use create_session::PaymentLink;
 pub use expire_sessions::ExpiryReport;
+pub use find_by_reference::MAX_SESSIONS_BY_REFERENCE;
+pub use idempotent_create::{IdempotencyPolicy, IdempotentAnswer, IdempotentRequest};
 pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};
@@ -26,8 +30,8 @@ use url::Url;
 
 use crate::error::{CheckoutError, SvcCode};
 use crate::ports::{
-    CardProcessor, Clock, EventLog, IdGenerator, IdentityProvider, SessionRepository,
-    TerminalDirectory,
+    CardProcessor, Clock, EventLog, IdGenerator, IdempotencyStore, IdentityProvider,
+    SessionRepository, TerminalDirectory,
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
 use crate::values::{CallbackRule, SessionId};
@@ -49,6 +53,8 @@ pub struct Ports {
     pub clock: Arc<dyn Clock>,
     /// Id generator.
     pub ids: Arc<dyn IdGenerator>,
+    /// Idempotency keys of the create routes.
+    pub idempotency: Arc<dyn IdempotencyStore>,
 }
 
 /// Business settings of the service.
@@ -68,6 +74,8 @@ pub struct CheckoutPolicy {
     pub processor_return_base: Url,
     /// How unresolved attempts are reconciled.
     pub reconcile: ReconcilePolicy,
+    /// How long idempotency keys replay, and how long a running request holds its key.
+    pub idempotency: IdempotencyPolicy,
 }
 
 /// Why a policy was refused.
@@ -113,6 +121,7 @@ impl CheckoutPolicy {
             callback_rule: CallbackRule::HttpsOnly,
             processor_return_base,
             reconcile: ReconcilePolicy::default(),
+            idempotency: IdempotencyPolicy::default(),
         })
     }
 
@@ -125,6 +134,12 @@ impl CheckoutPolicy {
     /// The same policy with other reconciliation settings.
     pub fn with_reconcile(mut self, reconcile: ReconcilePolicy) -> Self {
         self.reconcile = reconcile;
+        self
+    }
+
+    /// The same policy with other idempotency settings.
+    pub fn with_idempotency(mut self, idempotency: IdempotencyPolicy) -> Self {
+        self.idempotency = idempotency;
         self
     }
 

@@ -3,6 +3,7 @@
 mod callback;
 mod contact;
 mod currency;
+mod idempotency;
 mod ids;
 mod money;
 mod text;
@@ -10,6 +11,7 @@ mod text;
 pub use callback::{CallbackHosts, CallbackRule, CallbackUrl, InvalidHost, InvalidUrl};
 pub use contact::{Culture, Email, InvalidEmail, UnknownCulture};
 pub use currency::{Currency, UnknownCurrency};
+pub use idempotency::{IdempotencyKey, RequestFingerprint};
 pub use ids::{AttemptId, InternalReference, InvalidId, SessionId};
 pub use money::{Amount, AmountError, LineAmount};
 pub use text::{DisplayText, ItemCode, MerchantReference, TerminalNumber, TextError};

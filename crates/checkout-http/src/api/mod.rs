@@ -1,5 +1,7 @@
-//! The JSON API routes (spec 4.1–4.4) and the public keys.
+//! The JSON API routes (spec 4.1–4.4), the lookup of sessions by merchant reference, and the
+//! public keys.
 
+pub mod by_reference;
 pub mod events;
 pub mod jwks;
 pub mod payment_link;

@@ -1,40 +1,70 @@
-//! POST /pay/api/start-payment (spec 4.2).
+//! POST /pay/api/start-payment (spec 4.2), with an optional `Idempotency-Key`.
 
-use actix_web::{web, HttpResponse};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use checkout_domain::usecases::IdempotentRequest;
 
 use crate::auth::Caller;
 use crate::dto::{StartPaymentRequest, StartPaymentResponse};
-use crate::json_body::JsonBody;
+use crate::idempotency::{self, IdempotencyKeyHeader};
+use crate::json_body::JsonBodyWithBytes;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
 /// Creates a payment session for the hosted checkout page.
+///
+/// With an `Idempotency-Key`, a retry of the same request (same route, same body bytes) within
+/// 24 hours answers the first response again, with `Idempotent-Replayed: true`, and creates
+/// nothing.
 #[utoipa::path(
     post,
     path = "/pay/api/start-payment",
     tag = "Payments",
     request_body = StartPaymentRequest,
     security(("bearer" = [])),
-    params(("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing")),
+    params(
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+        ("Idempotency-Key" = Option<String>, Header, example = "8e03978e-40d5-43e8-bc93-6894a57f9324",
+         description = "Optional (IETF httpapi idempotency-key draft): 1 to 255 visible ASCII characters, bare or as a quoted string, scoped to the token's terminal. A retry with the same key and the same request (method, path and exact body bytes) within 24 hours gets the first response again (same status and body) with `Idempotent-Replayed: true`, and creates nothing; the same key with another request is 422; a retry while the first still runs is 409. Successes and 4xx answers are kept; a 5xx is not (the retry runs again). Without it, a repeated request is a new request (a reused reference is SVC_001)."),
+    ),
     responses(
-        (status = 200, description = "Session created", body = StartPaymentResponse),
-        (status = 400, description = "Validation failed", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 200, description = "Session created (or, with `Idempotent-Replayed: true`, the first response to this Idempotency-Key)", body = StartPaymentResponse,
+         headers(("Idempotent-Replayed" = String, description = "`true` when the response is a replay of the first response to the Idempotency-Key; absent otherwise"))),
+        (status = 400, description = "Validation failed (the errors may name `Idempotency-Key`)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 409, description = "The first request with this Idempotency-Key is still running", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 413, description = "Body larger than the configured limit (64 KiB by default)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 415, description = "Body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 422, description = "SVC_001 duplicate reference, SVC_005 terminal not registered", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "SVC_001 duplicate reference (the body names the session holding it in `checkoutSessionId`), SVC_005 terminal not registered, or an Idempotency-Key already used with another request (`type` https://tools.ietf.org/html/rfc4918#section-11.2)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
     )
 )]
 pub async fn start_payment(
     state: web::Data<AppState>,
     caller: Caller,
-    body: JsonBody<StartPaymentRequest>,
+    key: IdempotencyKeyHeader,
+    req: HttpRequest,
+    body: JsonBodyWithBytes<StartPaymentRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let session = state
+    let request = body.value.into_domain();
+    let Some(key) = key.0 else {
+        let session = state.checkout.start_payment(&caller.0, &request).await?;
+        tracing::info!(session = %session.id, terminal = %session.terminal, "checkout session created");
+        return Ok(HttpResponse::Ok().json(StartPaymentResponse::from(&session)));
+    };
+    let once = IdempotentRequest {
+        key,
+        fingerprint: idempotency::fingerprint(&req, &body.bytes),
+    };
+    let answer = state
         .checkout
-        .start_payment(&caller.0, &body.0.into_domain())
+        .start_payment_once(&caller.0, &request, &once, |result| match result {
+            Ok(session) => {
+                tracing::info!(session = %session.id, terminal = %session.terminal, "checkout session created");
+                idempotency::json_response(StatusCode::OK, &StartPaymentResponse::from(session))
+            }
+            Err(e) => idempotency::problem_response(e),
+        })
         .await?;
-    tracing::info!(session = %session.id, terminal = %session.terminal, "checkout session created");
-    Ok(HttpResponse::Ok().json(StartPaymentResponse::from(&session)))
+    Ok(idempotency::respond(answer))
 }

@@ -7,6 +7,8 @@
 mod cluster;
 mod events;
 mod harness;
+mod idempotency;
 mod identity;
+mod references;
 mod sessions;
 mod support;

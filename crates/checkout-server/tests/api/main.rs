@@ -8,8 +8,11 @@ mod support;
 
 mod auth;
 mod bearer;
+mod by_reference;
+mod duplicate_reference;
 mod errors;
 mod events;
+mod idempotency;
 mod openapi;
 mod operator;
 mod payment_link;

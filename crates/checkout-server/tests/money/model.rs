@@ -153,7 +153,8 @@ impl World {
             Ports {
                 sessions: store_port.clone(),
                 events: store_port.clone(),
-                terminals: store_port,
+                terminals: store_port.clone(),
+                idempotency: store_port,
                 processor,
                 identity: Arc::new(FakeIdentity::new(Arc::new(InMemoryClients::default()))),
                 clock: self.clock.clone(),

@@ -1,0 +1,223 @@
+//! Use cases: start payment and generate payment link sent with an `Idempotency-Key` (IETF
+//! httpapi idempotency-key draft), and the sweep that forgets old keys.
+//!
+//! The first request with a key claims it, runs, and saves its response under the key when
+//! that response is one to keep (a success, or a 4xx about the request: a validation error or
+//! a service code); a retry with the same key and the same request gets that response again,
+//! for [`IdempotencyPolicy::window`]. A 5xx, or a process that dies mid-request, keeps
+//! nothing: the key is released (at once, or when the claim's lease ends) and a retry runs
+//! again. Keys are the caller's terminal's: another terminal's key never replays.
+
+use std::future::Future;
+
+use time::Duration;
+
+use super::{Checkout, PaymentLink};
+use crate::auth::Claims;
+use crate::error::{CheckoutError, IdempotencyConflict};
+use crate::ports::{Claim, ClaimTimes, HeldKey, SavedResponse};
+use crate::session::{PaymentSession, SessionRequest};
+use crate::values::{IdempotencyKey, RequestFingerprint};
+
+/// How long keys are remembered, and how long a claim holds a key without a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdempotencyPolicy {
+    /// How long a key replays its first response (24 hours); after that it is forgotten and
+    /// a request with it runs as new.
+    pub window: Duration,
+    /// How long a running request holds its key; a claim that neither saved nor released
+    /// its key by then (the process died) lets the next request with the key run.
+    pub lease: Duration,
+}
+
+impl Default for IdempotencyPolicy {
+    /// A 24-hour window and a 60-second lease (far above what a create takes).
+    fn default() -> Self {
+        IdempotencyPolicy {
+            window: Duration::hours(24),
+            lease: Duration::seconds(60),
+        }
+    }
+}
+
+/// A create request sent with an `Idempotency-Key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotentRequest {
+    /// The key, scoped to the caller's terminal.
+    pub key: IdempotencyKey,
+    /// The digest of the request it came with.
+    pub fingerprint: RequestFingerprint,
+}
+
+/// What a create sent with a key answered.
+#[derive(Debug)]
+pub enum IdempotentAnswer {
+    /// The create ran now. Its response is saved under the key when it is one to keep (2xx,
+    /// 4xx); a 5xx released the key.
+    Fresh(SavedResponse),
+    /// The create ran now, but its response could not be saved (the store failed, or the
+    /// claim had lapsed and another request took the key): a retry runs again once the claim
+    /// lapses. The error is for the log; the response is still the truth for the caller.
+    FreshUnsaved(SavedResponse, anyhow::Error),
+    /// An earlier request with the same key and the same request answered this; nothing ran.
+    Replayed(SavedResponse),
+}
+
+impl IdempotentAnswer {
+    /// The response to send.
+    pub fn response(&self) -> &SavedResponse {
+        match self {
+            IdempotentAnswer::Fresh(r)
+            | IdempotentAnswer::FreshUnsaved(r, _)
+            | IdempotentAnswer::Replayed(r) => r,
+        }
+    }
+
+    /// True when the response is a replay of an earlier one.
+    pub fn is_replay(&self) -> bool {
+        matches!(self, IdempotentAnswer::Replayed(_))
+    }
+}
+
+/// True for the outcomes whose response a key keeps: a success, or an error about the request
+/// itself (its fields, its reference, its terminal). Faults keep nothing.
+fn is_kept<T>(result: &Result<T, CheckoutError>) -> bool {
+    match result {
+        Ok(_) | Err(CheckoutError::Validation(_) | CheckoutError::Service { .. }) => true,
+        Err(
+            CheckoutError::Unauthenticated(_)
+            | CheckoutError::Idempotency(_)
+            | CheckoutError::Unknown(_),
+        ) => false,
+    }
+}
+
+impl Checkout {
+    /// POST /pay/api/start-payment with an `Idempotency-Key`: [`Checkout::start_payment`] at
+    /// most once per key of the caller's terminal. `render` turns the outcome into the
+    /// response that is sent and saved; it is called only for outcomes that are kept.
+    ///
+    /// Errors: [`IdempotencyConflict::KeyReused`] when the key was used with another request,
+    /// [`IdempotencyConflict::InProgress`] while the first request with it runs, and the
+    /// create's own fault (after releasing the key).
+    pub async fn start_payment_once<R>(
+        &self,
+        caller: &Claims,
+        request: &SessionRequest,
+        once: &IdempotentRequest,
+        render: R,
+    ) -> Result<IdempotentAnswer, CheckoutError>
+    where
+        R: FnOnce(&Result<PaymentSession, CheckoutError>) -> SavedResponse,
+    {
+        self.run_once(caller, once, self.start_payment(caller, request), render)
+            .await
+    }
+
+    /// POST /pay/api/generate-payment-link with an `Idempotency-Key`: like
+    /// [`Checkout::start_payment_once`], over [`Checkout::generate_payment_link`].
+    pub async fn generate_payment_link_once<R>(
+        &self,
+        caller: &Claims,
+        request: &SessionRequest,
+        once: &IdempotentRequest,
+        render: R,
+    ) -> Result<IdempotentAnswer, CheckoutError>
+    where
+        R: FnOnce(&Result<PaymentLink, CheckoutError>) -> SavedResponse,
+    {
+        self.run_once(
+            caller,
+            once,
+            self.generate_payment_link(caller, request),
+            render,
+        )
+        .await
+    }
+
+    /// Forgets the keys whose replay window is over; returns how many. (Claims ignore such
+    /// keys anyway: this sweep only reclaims their space.)
+    pub async fn forget_idempotency_keys(&self) -> Result<u64, CheckoutError> {
+        let before = self.now() - self.policy.idempotency.window;
+        Ok(self.ports.idempotency.forget_before(before).await?)
+    }
+
+    /// Claims the key, runs `operation` if the claim is won, and saves or releases the key.
+    async fn run_once<T, F, R>(
+        &self,
+        caller: &Claims,
+        once: &IdempotentRequest,
+        operation: F,
+        render: R,
+    ) -> Result<IdempotentAnswer, CheckoutError>
+    where
+        F: Future<Output = Result<T, CheckoutError>>,
+        R: FnOnce(&Result<T, CheckoutError>) -> SavedResponse,
+    {
+        let store = &self.ports.idempotency;
+        let terminal = &caller.terminal;
+        let now = self.now();
+        let policy = self.policy.idempotency;
+        let times = ClaimTimes {
+            now,
+            lease_until: now + policy.lease,
+            forget_before: now - policy.window,
+        };
+        let token = match store
+            .claim(terminal, &once.key, &once.fingerprint, times)
+            .await?
+        {
+            Claim::Claimed(token) => token,
+            Claim::Held(HeldKey { fingerprint, .. }) if fingerprint != once.fingerprint => {
+                return Err(IdempotencyConflict::KeyReused.into())
+            }
+            Claim::Held(HeldKey {
+                response: Some(response),
+                ..
+            }) => return Ok(IdempotentAnswer::Replayed(response)),
+            Claim::Held(HeldKey { response: None, .. }) => {
+                return Err(IdempotencyConflict::InProgress.into())
+            }
+        };
+
+        let result = operation.await;
+        if !is_kept(&result) {
+            let released = store.release(terminal, &once.key, token).await;
+            return Err(match (result, released) {
+                (Err(CheckoutError::Unknown(e)), Err(r)) => CheckoutError::Unknown(
+                    e.context(format!("and releasing the idempotency key failed: {r:#}")),
+                ),
+                (Err(e), _) => e,
+                // `is_kept` keeps every success; this arm is never taken.
+                (Ok(_), _) => CheckoutError::Unknown(anyhow::anyhow!(
+                    "a successful create was not kept under its idempotency key"
+                )),
+            });
+        }
+
+        let response = render(&result);
+        if response.status >= 500 {
+            // The renderer could not answer the outcome: nothing to replay.
+            return match store.release(terminal, &once.key, token).await {
+                Ok(()) => Ok(IdempotentAnswer::Fresh(response)),
+                Err(e) => Ok(IdempotentAnswer::FreshUnsaved(response, e)),
+            };
+        }
+        match store
+            .complete(terminal, &once.key, token, &response, self.now())
+            .await
+        {
+            Ok(true) => Ok(IdempotentAnswer::Fresh(response)),
+            Ok(false) => Ok(IdempotentAnswer::FreshUnsaved(
+                response,
+                anyhow::anyhow!(
+                    "the claim on the idempotency key lapsed before its response was saved"
+                ),
+            )),
+            Err(e) => Ok(IdempotentAnswer::FreshUnsaved(
+                response,
+                e.context("saving the response under its idempotency key"),
+            )),
+        }
+    }
+}
