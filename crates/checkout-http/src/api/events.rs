@@ -1,10 +1,9 @@
 //! GET /pay/api/events: the caller's terminal's events, to catch up after downtime.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::events::EventCursor;
 use checkout_domain::usecases::MAX_EVENTS_PER_PAGE;
 use checkout_domain::ValidationErrors;
-use serde::Deserialize;
 
 use crate::auth::Caller;
 use crate::dto::{EventBody, EventPageResponse};
@@ -14,11 +13,24 @@ use crate::AppState;
 /// Events per page when `limit` is not given.
 const DEFAULT_LIMIT: u32 = 50;
 
-/// The query, read as text so that each bad value is reported by name.
-#[derive(Debug, Deserialize)]
-pub struct EventsQuery {
-    after: Option<String>,
-    limit: Option<String>,
+/// The value of the query parameter `name`: `Ok(None)` when absent, an error naming `field`
+/// when it is given more than once.
+fn single<'a>(
+    pairs: &'a [(String, String)],
+    name: &str,
+    field: &str,
+    errors: &mut ValidationErrors,
+) -> Option<&'a str> {
+    let mut values = pairs
+        .iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str());
+    let first = values.next();
+    if values.next().is_some() {
+        errors.add(field, "Give it at most once.");
+        return None;
+    }
+    first
 }
 
 /// Lists the caller's terminal's events in the order of the transactions that wrote them (a
@@ -44,10 +56,21 @@ pub struct EventsQuery {
 pub async fn list_events(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<EventsQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let mut errors = ValidationErrors::new();
-    let after = match query.after.as_deref() {
+    // Read by hand, so that every bad query (a repeated parameter too) is a ProblemDetails
+    // naming the field.
+    let pairs: Vec<(String, String)> = match serde_urlencoded::from_str(req.query_string()) {
+        Ok(pairs) => pairs,
+        Err(_) => {
+            errors.add("Query", "The query string could not be read.");
+            Vec::new()
+        }
+    };
+    let after = single(&pairs, "after", "After", &mut errors);
+    let limit = single(&pairs, "limit", "Limit", &mut errors);
+    let after = match after {
         None | Some("") => None,
         Some(raw) => match raw.parse::<EventCursor>() {
             Ok(cursor) => Some(cursor),
@@ -57,7 +80,7 @@ pub async fn list_events(
             }
         },
     };
-    let limit = match query.limit.as_deref() {
+    let limit = match limit {
         None | Some("") => DEFAULT_LIMIT,
         Some(raw) => match raw.parse::<u32>() {
             Ok(n) if (1..=MAX_EVENTS_PER_PAGE).contains(&n) => n,

@@ -140,11 +140,15 @@ async fn another_terminal_sees_none_of_the_events_and_bad_parameters_are_400() {
         ("limit=ten", "Limit"),
         ("after=nonsense", "After"),
         ("after=1.2.3", "After"),
+        ("limit=null&limit=null", "Limit"),
+        ("limit=5&limit=5", "Limit"),
+        ("after=1.2&after=1.2", "After"),
     ] {
         let reply = server
             .get(&format!("/pay/api/events?{query}"), Some(&token))
             .await;
         assert_eq!(reply.status, 400, "{query}: {}", reply.body);
+        assert_eq!(reply.content_type(), "application/problem+json", "{query}");
         assert!(
             reply.body["errors"][field].is_array(),
             "{query}: {}",
