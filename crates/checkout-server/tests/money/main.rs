@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 
 use checkout_processor::testing::fake_stripe::{FakeStripe, FakeStripeConfig, IntentSnapshot};
 use reqwest::StatusCode;
-use serde_json::{json, Value};
 
 use support::payer::CardForm;
 use support::{Mode, TestServer};
@@ -59,43 +58,9 @@ pub async fn service(label: &str, stripe: &FakeStripe, extra: &[(&str, &str)]) -
     TestServer::start(label, Mode::Sandbox, &settings).await
 }
 
-/// Creates an integrated checkout session with `reference`; returns its id.
-pub async fn start_payment(server: &TestServer, reference: &str) -> String {
-    let body = json!({
-        "callbackSuccessUrl": "https://merchant.example/ok",
-        "callbackFailUrl": "https://merchant.example/fail",
-        "callbackBackUrl": "https://merchant.example/cart",
-        "totalTransactionAmount": 12.34,
-        "currencyCode": "USD",
-        "transactionReferenceNumber": reference
-    });
-    let token = server.token().await;
-    let reply = server
-        .post("/pay/api/start-payment", Some(&token), &body)
-        .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    reply.str("checkoutSessionId").to_owned()
-}
-
-/// A fresh session with a unique reference starting with `label`; returns its id.
-pub async fn new_session(server: &TestServer, label: &str) -> String {
-    let reference = format!("{label}-{}", &support::server::uuid_like()[..8]);
-    start_payment(server, &reference).await
-}
-
-/// The status record the merchant reads.
-pub async fn status_record(server: &TestServer, id: &str) -> Value {
-    let token = server.token().await;
-    let reply = server
-        .get(&format!("/pay/api/payment/{id}"), Some(&token))
-        .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    reply.body
-}
-
 /// The state the merchant reads.
 pub async fn state_of(server: &TestServer, id: &str) -> String {
-    status_record(server, id).await["state"]
+    server.status_record(id).await["state"]
         .as_str()
         .unwrap()
         .to_owned()

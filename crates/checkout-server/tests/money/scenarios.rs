@@ -7,8 +7,8 @@ use checkout_processor::testing::fake_stripe::{Call, Fault, When};
 use crate::support::payer::attempts;
 
 use crate::{
-    assert_agrees, charged, fake_stripe, intents_of, new_session, pay, service, start_payment,
-    state_of, wait_while, Answer, APPROVED_CARD, CHALLENGE_CARD,
+    assert_agrees, charged, fake_stripe, intents_of, pay, service, state_of, wait_while, Answer,
+    APPROVED_CARD, CHALLENGE_CARD,
 };
 
 /// The id of the one intent of session `id`.
@@ -33,7 +33,7 @@ async fn a_timeout_then_a_retry_charges_once() {
         When::Before,
         Fault::Delay(Duration::from_millis(2500)),
     );
-    let id = new_session(&server, "TIMEOUT").await;
+    let id = server.new_checkout("TIMEOUT").await;
     let (form, first) = pay(&server, &id, APPROVED_CARD).await;
     assert!(!first.status.is_server_error(), "{}", first.status);
     assert_eq!(
@@ -69,7 +69,7 @@ async fn a_timeout_then_a_retry_charges_once() {
         When::After,
         Fault::Delay(Duration::from_millis(2500)),
     );
-    let late = new_session(&server, "LATE-ANSWER").await;
+    let late = server.new_checkout("LATE-ANSWER").await;
     let (_, answer) = pay(&server, &late, APPROVED_CARD).await;
     assert_eq!(
         answer.status, 303,
@@ -86,7 +86,7 @@ async fn a_timeout_then_a_retry_charges_once() {
 async fn a_4xx_while_completing_a_challenge_never_reopens_the_session() {
     let stripe = fake_stripe().await;
     let server = service("money-3ds-4xx", &stripe, &[]).await;
-    let id = new_session(&server, "3DS-4XX").await;
+    let id = server.new_checkout("3DS-4XX").await;
     let (form, answer) = pay(&server, &id, CHALLENGE_CARD).await;
     assert_eq!(answer.status, 303);
     assert_eq!(state_of(&server, &id).await, "ChallengeRequired");
@@ -139,7 +139,7 @@ async fn a_cancel_during_a_challenge_cancels_at_the_processor_first() {
     let stripe = fake_stripe().await;
     let server = service("money-3ds-cancel", &stripe, &[]).await;
 
-    let id = new_session(&server, "3DS-CANCEL").await;
+    let id = server.new_checkout("3DS-CANCEL").await;
     let (form, _) = pay(&server, &id, CHALLENGE_CARD).await;
     let intent = only_intent(&stripe, &id);
     let cancelled = Answer::of(form.cancel(&server.http).await).await;
@@ -155,7 +155,7 @@ async fn a_cancel_during_a_challenge_cancels_at_the_processor_first() {
     );
     assert_eq!(assert_agrees(&server, &stripe, &id).await, "Cancelled");
 
-    let paid_first = new_session(&server, "3DS-PAID-FIRST").await;
+    let paid_first = server.new_checkout("3DS-PAID-FIRST").await;
     let (form, _) = pay(&server, &paid_first, CHALLENGE_CARD).await;
     let intent = only_intent(&stripe, &paid_first);
     assert!(stripe.complete_3ds(&intent, true));
@@ -178,7 +178,7 @@ async fn a_challenge_expires_only_after_the_processor_cancelled_it() {
     let server = service("money-3ds-expiry", &stripe, &[]).await;
 
     let reference = format!("3DS-EXPIRE-{}", &crate::support::server::uuid_like()[..8]);
-    let id = start_payment(&server, &reference).await;
+    let id = server.start_checkout(&reference).await;
     pay(&server, &id, CHALLENGE_CARD).await;
     let intent = only_intent(&stripe, &id);
     server.expire_session(&id).await;
@@ -190,9 +190,9 @@ async fn a_challenge_expires_only_after_the_processor_cancelled_it() {
     );
     assert_eq!(assert_agrees(&server, &stripe, &id).await, "Expired");
     // The reference is free again.
-    start_payment(&server, &reference).await;
+    server.start_checkout(&reference).await;
 
-    let paid = new_session(&server, "3DS-PAID-THEN-EXPIRED").await;
+    let paid = server.new_checkout("3DS-PAID-THEN-EXPIRED").await;
     pay(&server, &paid, CHALLENGE_CARD).await;
     let intent = only_intent(&stripe, &paid);
     assert!(stripe.complete_3ds(&intent, true));
@@ -200,7 +200,7 @@ async fn a_challenge_expires_only_after_the_processor_cancelled_it() {
     assert_eq!(assert_agrees(&server, &stripe, &paid).await, "Successful");
 
     // Left alone, the expiry sweep does the same without any read.
-    let swept = new_session(&server, "3DS-SWEPT").await;
+    let swept = server.new_checkout("3DS-SWEPT").await;
     pay(&server, &swept, CHALLENGE_CARD).await;
     let intent = only_intent(&stripe, &swept);
     server.expire_session(&swept).await;
@@ -229,7 +229,7 @@ async fn reconciliation_settles_a_backlog_in_bounded_sweeps() {
     stripe.inject_always(Call::CreateIntent, When::Before, Fault::Status(503));
     let mut ids = Vec::new();
     for n in 0..30 {
-        let id = new_session(&server, &format!("BACKLOG-{n}")).await;
+        let id = server.new_checkout(&format!("BACKLOG-{n}")).await;
         let (_, answer) = pay(&server, &id, APPROVED_CARD).await;
         assert!(!answer.status.is_server_error());
         ids.push(id);
@@ -272,7 +272,7 @@ async fn an_attempt_in_flight_during_a_crash_is_settled_once_and_no_other_attemp
         When::Before,
         Fault::Delay(Duration::from_millis(3000)),
     );
-    let id = new_session(&server, "CRASH").await;
+    let id = server.new_checkout("CRASH").await;
     let form = crate::support::payer::CardForm::open(&server.http, &server.base, &id).await;
     let http = server.http.clone();
     let posting = tokio::spawn({
@@ -335,7 +335,7 @@ async fn an_anonymous_return_moves_nothing_the_processor_has_not_moved() {
         .build()
         .unwrap();
 
-    let pending = new_session(&server, "RETURN-PENDING").await;
+    let pending = server.new_checkout("RETURN-PENDING").await;
     let answer = anonymous
         .get(format!("{}/pay/return/{pending}", server.base))
         .send()
@@ -344,7 +344,7 @@ async fn an_anonymous_return_moves_nothing_the_processor_has_not_moved() {
     assert!(!answer.status().is_server_error());
     assert_eq!(state_of(&server, &pending).await, "Pending");
 
-    let id = new_session(&server, "RETURN-3DS").await;
+    let id = server.new_checkout("RETURN-3DS").await;
     pay(&server, &id, CHALLENGE_CARD).await;
     let intent = only_intent(&stripe, &id);
     for _ in 0..3 {
@@ -372,7 +372,7 @@ async fn an_anonymous_return_moves_nothing_the_processor_has_not_moved() {
 async fn a_deactivated_terminals_open_sessions_take_no_payment() {
     let stripe = fake_stripe().await;
     let server = service("money-deactivated", &stripe, &[]).await;
-    let id = new_session(&server, "DEACTIVATED").await;
+    let id = server.new_checkout("DEACTIVATED").await;
     let form = crate::support::payer::CardForm::open(&server.http, &server.base, &id).await;
     server.set_terminal_active(&server.terminal, false).await;
     let answer = Answer::of(form.submit(&server.http, APPROVED_CARD).await).await;
@@ -400,7 +400,7 @@ async fn a_deactivated_terminals_open_sessions_take_no_payment() {
 async fn the_card_form_may_lead_to_the_processors_3ds_pages() {
     let stripe = fake_stripe().await;
     let server = service("money-csp", &stripe, &[]).await;
-    let id = new_session(&server, "CSP").await;
+    let id = server.new_checkout("CSP").await;
     let (_, answer) = pay(&server, &id, CHALLENGE_CARD).await;
     assert_eq!(answer.status, 303);
     let challenge = answer.location.clone().expect("to the 3DS page");
@@ -468,7 +468,7 @@ async fn each_processor_fault_ends_as_the_processor_says() {
         ("503", Fault::Status(503)),
     ] {
         stripe.inject(Call::CreateIntent, When::Before, fault);
-        let id = new_session(&server, name).await;
+        let id = server.new_checkout(name).await;
         let started = std::time::Instant::now();
         let (_, answer) = pay(&server, &id, APPROVED_CARD).await;
         let took = started.elapsed();
@@ -488,7 +488,7 @@ async fn each_processor_fault_ends_as_the_processor_says() {
     // No answer although the work was done: the replay gets the saved answer.
     for (name, fault) in [("reset", Fault::Reset), ("close", Fault::Close)] {
         stripe.inject(Call::CreateIntent, When::After, fault);
-        let id = new_session(&server, name).await;
+        let id = server.new_checkout(name).await;
         let (_, answer) = pay(&server, &id, APPROVED_CARD).await;
         assert_eq!(answer.status, 303, "{name}");
         assert_eq!(assert_agrees(&server, &stripe, &id).await, "Successful");
@@ -500,7 +500,7 @@ async fn each_processor_fault_ends_as_the_processor_says() {
     // Both the request and its replay unanswered: Processing until reconciliation learns it.
     stripe.inject(Call::CreateIntent, When::Before, Fault::Hang);
     stripe.inject(Call::CreateIntent, When::Before, Fault::Hang);
-    let id = new_session(&server, "down").await;
+    let id = server.new_checkout("down").await;
     let (_, answer) = pay(&server, &id, APPROVED_CARD).await;
     assert!(!answer.status.is_server_error());
     assert!(
@@ -521,7 +521,7 @@ async fn each_processor_fault_ends_as_the_processor_says() {
     // A 500 Stripe saved under the key: no replay can tell, so the session stays Processing
     // (neither paid nor payable) and never claims a result.
     stripe.inject(Call::CreateIntent, When::After, Fault::Status(500));
-    let saved = new_session(&server, "saved-500").await;
+    let saved = server.new_checkout("saved-500").await;
     pay(&server, &saved, APPROVED_CARD).await;
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(state_of(&server, &saved).await, "Processing");
@@ -533,7 +533,7 @@ async fn each_processor_fault_ends_as_the_processor_says() {
 
     // A refusal naming no intent: nothing was made, the payer may retry (SVC_004).
     stripe.inject(Call::CreateIntent, When::Before, Fault::Status(400));
-    let refused = new_session(&server, "400").await;
+    let refused = server.new_checkout("400").await;
     let (_, answer) = pay(&server, &refused, APPROVED_CARD).await;
     assert_eq!(
         (answer.status.as_u16(), answer.code()),
@@ -543,13 +543,13 @@ async fn each_processor_fault_ends_as_the_processor_says() {
     figures.push("400 naming no intent → SVC_004, Pending, nothing charged".to_owned());
 
     // A decline: SVC_006, Failed (2), to the fail URL.
-    let declined = new_session(&server, "decline").await;
+    let declined = server.new_checkout("decline").await;
     let (_, answer) = pay(&server, &declined, "4000000000000002").await;
     assert!(answer
         .location
         .unwrap_or_default()
         .starts_with("https://merchant.example/fail?"));
-    let record = crate::status_record(&server, &declined).await;
+    let record = server.status_record(&declined).await;
     assert_eq!(
         (record["state"].as_str(), record["stateCode"].as_i64()),
         (Some("Failed"), Some(2))

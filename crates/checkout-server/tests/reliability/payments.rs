@@ -6,40 +6,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use reqwest::StatusCode;
-use serde_json::{json, Value};
 
 use crate::support::payer::{attempts, CardForm};
 use crate::support::{Mode, TestServer};
 
 const APPROVED_CARD: &str = "4242424242424242";
-
-/// Creates an integrated checkout session; returns its id.
-async fn new_session(server: &TestServer, label: &str) -> String {
-    let reference = format!("{label}-{}", &crate::support::server::uuid_like()[..8]);
-    let body = json!({
-        "callbackSuccessUrl": "https://merchant.example/ok",
-        "callbackFailUrl": "https://merchant.example/fail",
-        "totalTransactionAmount": 12.34,
-        "currencyCode": "USD",
-        "transactionReferenceNumber": reference
-    });
-    let token = server.token().await;
-    let reply = server
-        .post("/pay/api/start-payment", Some(&token), &body)
-        .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    reply.str("checkoutSessionId").to_owned()
-}
-
-/// The status record the merchant reads.
-async fn status_record(server: &TestServer, id: &str) -> Value {
-    let token = server.token().await;
-    let reply = server
-        .get(&format!("/pay/api/payment/{id}"), Some(&token))
-        .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    reply.body
-}
 
 /// The status, `Location` and body of an answer to the card form.
 async fn read_answer(response: reqwest::Response) -> (StatusCode, Option<String>, String) {
@@ -80,7 +51,7 @@ async fn twenty_simultaneous_card_submissions_authorise_once_and_agree_on_the_st
     let rounds = crate::rounds();
     let started = Instant::now();
     for round in 0..rounds {
-        let id = new_session(&server, "CARD-RACE").await;
+        let id = server.new_checkout("CARD-RACE").await;
         let form = CardForm::open(&server.http, &server.base, &id).await;
         let barrier = Arc::new(tokio::sync::Barrier::new(20));
         let posts: Vec<_> = (0..20)
@@ -103,7 +74,7 @@ async fn twenty_simultaneous_card_submissions_authorise_once_and_agree_on_the_st
             );
             shown.push(state);
         }
-        let final_state = status_record(&server, &id).await["state"]
+        let final_state = server.status_record(&id).await["state"]
             .as_str()
             .unwrap()
             .to_owned();

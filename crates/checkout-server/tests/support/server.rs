@@ -246,6 +246,41 @@ impl TestServer {
         (client_id, secret)
     }
 
+    /// Creates an integrated checkout session of 12.34 USD with `reference` (success, fail and
+    /// back URLs on merchant.example); returns its id.
+    pub async fn start_checkout(&self, reference: &str) -> String {
+        let body = serde_json::json!({
+            "callbackSuccessUrl": "https://merchant.example/ok",
+            "callbackFailUrl": "https://merchant.example/fail",
+            "callbackBackUrl": "https://merchant.example/cart",
+            "totalTransactionAmount": 12.34,
+            "currencyCode": "USD",
+            "transactionReferenceNumber": reference
+        });
+        let token = self.token().await;
+        let reply = self
+            .post("/pay/api/start-payment", Some(&token), &body)
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        reply.str("checkoutSessionId").to_owned()
+    }
+
+    /// A fresh checkout session with a unique reference starting with `label`; returns its id.
+    pub async fn new_checkout(&self, label: &str) -> String {
+        self.start_checkout(&format!("{label}-{}", &uuid_like()[..8]))
+            .await
+    }
+
+    /// The status record the merchant reads for session `id`.
+    pub async fn status_record(&self, id: &str) -> Value {
+        let token = self.token().await;
+        let reply = self
+            .get(&format!("/pay/api/payment/{id}"), Some(&token))
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        reply.body
+    }
+
     /// Moves a session's expiry into the past (as if its validity had run out).
     pub async fn expire_session(&self, id: &str) {
         let mut conn = diesel_async::AsyncPgConnection::establish(self.database_url())

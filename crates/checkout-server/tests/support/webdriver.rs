@@ -133,18 +133,24 @@ impl Browser {
         }
     }
 
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    /// The whole answer to a WebDriver command, errors included.
+    async fn raw(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
         let mut request = self.http.request(method, format!("{}{path}", self.session));
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response: Value = request
+        request
             .send()
             .await
             .expect("chromedriver answers")
             .json()
             .await
-            .expect("json");
+            .expect("json")
+    }
+
+    /// The value of a WebDriver command; a WebDriver error fails the test.
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let response = self.raw(method, path, body).await;
         if let Some(error) = response["value"].get("error") {
             panic!("webdriver {path}: {error} {}", response["value"]["message"]);
         }
@@ -192,16 +198,13 @@ impl Browser {
 
     /// The element matching `css`, if there is one now.
     pub async fn try_find(&self, css: &str) -> Option<Element> {
-        let response: Value = self
-            .http
-            .post(format!("{}/element", self.session))
-            .json(&json!({ "using": "css selector", "value": css }))
-            .send()
-            .await
-            .expect("chromedriver answers")
-            .json()
-            .await
-            .expect("json");
+        let response = self
+            .raw(
+                reqwest::Method::POST,
+                "/element",
+                Some(json!({ "using": "css selector", "value": css })),
+            )
+            .await;
         response["value"][ELEMENT_KEY]
             .as_str()
             .map(|id| Element(id.to_owned()))
@@ -260,30 +263,25 @@ impl Browser {
 
     /// Whether `element` belongs to a document that is no longer shown.
     async fn is_stale(&self, element: &Element) -> bool {
-        let response: Value = self
-            .http
-            .get(format!("{}/element/{}/name", self.session, element.0))
-            .send()
-            .await
-            .expect("chromedriver answers")
-            .json()
-            .await
-            .expect("json");
+        let response = self
+            .raw(
+                reqwest::Method::GET,
+                &format!("/element/{}/name", element.0),
+                None,
+            )
+            .await;
         response["value"]["error"].as_str() == Some("stale element reference")
     }
 
     /// The current document's `readyState` (empty while none can be read).
     async fn ready_state(&self) -> String {
-        let response: Value = self
-            .http
-            .post(format!("{}/execute/sync", self.session))
-            .json(&json!({ "script": "return document.readyState", "args": [] }))
-            .send()
-            .await
-            .expect("chromedriver answers")
-            .json()
-            .await
-            .expect("json");
+        let response = self
+            .raw(
+                reqwest::Method::POST,
+                "/execute/sync",
+                Some(json!({ "script": "return document.readyState", "args": [] })),
+            )
+            .await;
         response["value"].as_str().unwrap_or_default().to_owned()
     }
 
