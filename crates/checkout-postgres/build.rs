@@ -30,7 +30,10 @@ fn hash_dir(dir: &Path, hash: &mut u64) -> std::io::Result<()> {
 }
 
 fn main() -> std::io::Result<()> {
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    // Read at run time: a build script binary reused from another checkout must not hash
+    // that checkout's migrations.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default();
+    let migrations = Path::new(&manifest_dir).join("../../migrations");
     println!("cargo:rerun-if-changed={}", migrations.display());
     let mut hash = 0xcbf2_9ce4_8422_2325_u64;
     hash_dir(&migrations, &mut hash)?;
