@@ -269,6 +269,9 @@ pub enum CheckoutError {
     /// A create's `Idempotency-Key` is in use by another request (HTTP 422 or 409).
     #[error("idempotency key conflict: {0}")]
     Idempotency(IdempotencyConflict),
+    /// The caller has no such resource (HTTP 404); the text says which, for the caller.
+    #[error("not found: {0}")]
+    NotFound(&'static str),
     /// An unexpected fault (HTTP 500); logged whole at the boundary, never shown.
     #[error(transparent)]
     Unknown(#[from] anyhow::Error),

@@ -8,6 +8,7 @@ pub mod ports;
 pub mod session;
 pub mod usecases;
 pub mod values;
+pub mod webhooks;
 
 #[cfg(feature = "testing")]
 pub mod testing;

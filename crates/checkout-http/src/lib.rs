@@ -25,6 +25,8 @@ use crate::problem::ApiError;
 pub struct AppState {
     /// The use cases.
     pub checkout: Checkout,
+    /// The webhook use cases.
+    pub webhooks: checkout_domain::usecases::Webhooks,
     /// The JSON Web Key Set served at `/.well-known/jwks.json`.
     pub jwks: serde_json::Value,
     /// The hosted pages' templates and keys.
@@ -105,6 +107,32 @@ pub fn build_app(
         .service(
             web::resource("/pay/api/events")
                 .route(web::get().to(api::events::list_events))
+                .default_service(web::to(|| method_not_allowed("GET"))),
+        )
+        .service(
+            web::resource("/pay/api/events/{id}/redeliver")
+                .route(web::post().to(api::events::redeliver_event))
+                .default_service(web::to(|| method_not_allowed("POST"))),
+        )
+        .service(
+            web::resource("/pay/api/webhook-endpoints")
+                .route(web::post().to(api::webhook_endpoints::create_endpoint))
+                .route(web::get().to(api::webhook_endpoints::list_endpoints))
+                .default_service(web::to(|| method_not_allowed("GET, POST"))),
+        )
+        .service(
+            web::resource("/pay/api/webhook-endpoints/{id}")
+                .route(web::delete().to(api::webhook_endpoints::delete_endpoint))
+                .default_service(web::to(|| method_not_allowed("DELETE"))),
+        )
+        .service(
+            web::resource("/pay/api/webhook-endpoints/{id}/rotate-secret")
+                .route(web::post().to(api::webhook_endpoints::rotate_secret))
+                .default_service(web::to(|| method_not_allowed("POST"))),
+        )
+        .service(
+            web::resource("/pay/api/webhook-endpoints/{id}/deliveries")
+                .route(web::get().to(api::webhook_endpoints::list_deliveries))
                 .default_service(web::to(|| method_not_allowed("GET"))),
         )
         .service(

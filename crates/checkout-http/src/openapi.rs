@@ -21,6 +21,12 @@ use crate::problem::ProblemDetails;
         api::payment_link::generate_payment_link,
         api::status::payment_status,
         api::events::list_events,
+        api::events::redeliver_event,
+        api::webhook_endpoints::create_endpoint,
+        api::webhook_endpoints::list_endpoints,
+        api::webhook_endpoints::delete_endpoint,
+        api::webhook_endpoints::rotate_secret,
+        api::webhook_endpoints::list_deliveries,
         api::by_reference::payments_by_reference,
         api::jwks::jwks,
     ),
@@ -35,6 +41,13 @@ use crate::problem::ProblemDetails;
         dto::PaymentStatusResponse,
         dto::EventBody,
         dto::EventPageResponse,
+        dto::WebhookEndpointRequest,
+        dto::WebhookEndpointResponse,
+        dto::CreatedWebhookEndpointResponse,
+        dto::RotatedSecretResponse,
+        dto::DeliveryBody,
+        dto::DeliveryAttemptBody,
+        dto::RedeliveryResponse,
         dto::ItemDto,
         dto::AdditionalChargeDto,
     )),
@@ -42,6 +55,8 @@ use crate::problem::ProblemDetails;
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
+        (name = "Events", description = "The terminal's payment events, in order: the feed to catch up with, and redelivery"),
+        (name = "Webhooks", description = "Endpoints that receive the events as Standard Webhooks (signed with HMAC-SHA256), and their deliveries log"),
     )
 )]
 pub struct ApiDoc;

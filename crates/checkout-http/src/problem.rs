@@ -229,6 +229,9 @@ impl ProblemDetails {
                     ..Self::plain(status, String::new())
                 }
             }
+            CheckoutError::NotFound(detail) => {
+                Self::plain(StatusCode::NOT_FOUND, (*detail).to_owned())
+            }
             CheckoutError::Unknown(_) => Self::plain(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "An unexpected error occurred. Quote the instance when contacting support."

@@ -33,9 +33,10 @@ const EVENTS_AFTER_SQL: &str = "\
     ORDER BY e.txid, e.seq \
     LIMIT $4";
 
-/// One row of [`EVENTS_AFTER_SQL`].
+/// One event with its session: a row of [`EVENTS_AFTER_SQL`], and embedded in other queries
+/// that select the same columns.
 #[derive(QueryableByName)]
-struct EventRow {
+pub(crate) struct EventRow {
     #[diesel(sql_type = diesel::sql_types::Uuid)]
     event_id: Uuid,
     #[diesel(sql_type = Text)]
@@ -53,7 +54,7 @@ struct EventRow {
 }
 
 impl EventRow {
-    fn into_event(self) -> anyhow::Result<PaymentEvent> {
+    pub(crate) fn into_event(self) -> anyhow::Result<PaymentEvent> {
         let kind = EventType::parse(&self.event_type)
             .with_context(|| format!("stored event type {:?} is unknown", self.event_type))?;
         let state = SessionState::from_code(self.event_state)

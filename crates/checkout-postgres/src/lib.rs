@@ -12,6 +12,7 @@ mod schema;
 mod sessions;
 mod store;
 mod terminals;
+mod webhooks;
 
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -1,14 +1,16 @@
-//! Operator commands: terminals and OAuth clients.
+//! Operator commands: terminals, OAuth clients and webhook endpoints.
 
 use std::io::Write;
 
 use anyhow::bail;
 use checkout_domain::auth::{OAuthClient, Role, Terminal};
 use checkout_domain::values::{CallbackHosts, TerminalNumber};
+use checkout_domain::CheckoutError;
 use checkout_postgres::PgStore;
+use uuid::Uuid;
 
-use crate::database;
 use crate::settings::Settings;
+use crate::{database, wiring};
 
 /// One operator command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +54,34 @@ pub enum Command {
     },
     /// List clients.
     ListClients,
+    /// Register a webhook endpoint for a terminal; prints its secret once.
+    AddWebhook {
+        /// The terminal.
+        terminal: String,
+        /// Where events are posted.
+        url: String,
+        /// The event types; empty: every type.
+        events: Vec<String>,
+    },
+    /// List a terminal's webhook endpoints.
+    ListWebhooks {
+        /// The terminal.
+        terminal: String,
+    },
+    /// Delete one of a terminal's webhook endpoints.
+    DeleteWebhook {
+        /// The terminal.
+        terminal: String,
+        /// The endpoint.
+        id: String,
+    },
+    /// Give one of a terminal's webhook endpoints a new secret; prints it once.
+    RotateWebhookSecret {
+        /// The terminal.
+        terminal: String,
+        /// The endpoint.
+        id: String,
+    },
 }
 
 impl Command {
@@ -93,6 +123,22 @@ impl Command {
                 active: *verb == "activate",
             },
             ["client", "list"] => Command::ListClients,
+            ["webhook", "add", terminal, url, events @ ..] => Command::AddWebhook {
+                terminal: (*terminal).to_owned(),
+                url: (*url).to_owned(),
+                events: events.iter().map(|e| (*e).to_owned()).collect(),
+            },
+            ["webhook", "list", terminal] => Command::ListWebhooks {
+                terminal: (*terminal).to_owned(),
+            },
+            ["webhook", "delete", terminal, id] => Command::DeleteWebhook {
+                terminal: (*terminal).to_owned(),
+                id: (*id).to_owned(),
+            },
+            ["webhook", "rotate-secret", terminal, id] => Command::RotateWebhookSecret {
+                terminal: (*terminal).to_owned(),
+                id: (*id).to_owned(),
+            },
             _ => return Err(format!("unknown command: {}", words.join(" "))),
         };
         Ok(c)
@@ -103,6 +149,91 @@ fn terminal_number(s: &str) -> anyhow::Result<TerminalNumber> {
     TerminalNumber::parse(s).map_err(|e| anyhow::anyhow!("terminal number {e}"))
 }
 
+fn endpoint_id(s: &str) -> anyhow::Result<Uuid> {
+    Uuid::parse_str(s).map_err(|_| anyhow::anyhow!("{s:?} is not a webhook endpoint id"))
+}
+
+/// A use-case error as a sentence for the operator.
+fn operator_error(e: CheckoutError) -> anyhow::Error {
+    match e {
+        CheckoutError::Validation(errors) => {
+            let lines: Vec<String> = errors
+                .fields()
+                .iter()
+                .map(|(field, messages)| format!("{field}: {}", messages.join(" ")))
+                .collect();
+            anyhow::anyhow!("{}", lines.join("; "))
+        }
+        other => anyhow::anyhow!("{other}"),
+    }
+}
+
+/// Runs a webhook command as the terminal would through the API.
+async fn run_webhook(
+    settings: &Settings,
+    store: PgStore,
+    command: Command,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let key = wiring::signing_key(settings)?;
+    let webhooks = wiring::wire_webhooks(settings, &key, store)?;
+    match command {
+        Command::AddWebhook {
+            terminal,
+            url,
+            events,
+        } => {
+            let number = terminal_number(&terminal)?;
+            let events = (!events.is_empty()).then_some(events);
+            let created = webhooks
+                .create_endpoint(&number, &url, events.as_deref())
+                .await
+                .map_err(operator_error)?;
+            writeln!(out, "endpoint: {}", created.endpoint.id)?;
+            writeln!(
+                out,
+                "events:   {}",
+                created.endpoint.events.names().join(",")
+            )?;
+            writeln!(out, "secret:   {}", created.secret.expose())?;
+            writeln!(out, "The secret is shown once; it is stored sealed.")?;
+        }
+        Command::ListWebhooks { terminal } => {
+            let number = terminal_number(&terminal)?;
+            for e in webhooks
+                .list_endpoints(&number)
+                .await
+                .map_err(operator_error)?
+            {
+                writeln!(out, "{}\t{}\t{}", e.id, e.url, e.events.names().join(","))?;
+            }
+        }
+        Command::DeleteWebhook { terminal, id } => {
+            let number = terminal_number(&terminal)?;
+            webhooks
+                .delete_endpoint(&number, endpoint_id(&id)?)
+                .await
+                .map_err(operator_error)?;
+            writeln!(out, "endpoint {id} deleted")?;
+        }
+        Command::RotateWebhookSecret { terminal, id } => {
+            let number = terminal_number(&terminal)?;
+            let rotated = webhooks
+                .rotate_secret(&number, endpoint_id(&id)?)
+                .await
+                .map_err(operator_error)?;
+            writeln!(out, "secret: {}", rotated.secret.expose())?;
+            writeln!(
+                out,
+                "The previous secret signs beside it until {}.",
+                rotated.previous_expires_at
+            )?;
+        }
+        _ => bail!("not a webhook command"),
+    }
+    Ok(())
+}
+
 /// Runs a command against the configured database.
 pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
     let (url, _cluster) = database::resolve(settings).await?;
@@ -110,6 +241,12 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
     let store = PgStore::connect(&url, 2).await?;
     let mut out = std::io::stdout().lock();
     match command {
+        Command::AddWebhook { .. }
+        | Command::ListWebhooks { .. }
+        | Command::DeleteWebhook { .. }
+        | Command::RotateWebhookSecret { .. } => {
+            run_webhook(settings, store, command, &mut out).await?;
+        }
         Command::Migrate => writeln!(out, "migrations applied")?,
         Command::CreateTerminal { number, name } => {
             store

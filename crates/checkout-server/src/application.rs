@@ -45,7 +45,7 @@ impl Application {
             Environment::Production => None,
         };
 
-        let sweepers = vec![
+        let mut sweepers = vec![
             tokio::spawn(sweep_expired(
                 wired.checkout.clone(),
                 Duration::from_secs(u64::from(settings.checkout.expiry_sweep_seconds.max(1))),
@@ -55,6 +55,12 @@ impl Application {
                 Duration::from_secs(u64::from(settings.checkout.reconcile_sweep_seconds.max(1))),
             )),
         ];
+        for _ in 0..settings.webhooks.workers {
+            sweepers.push(tokio::spawn(deliver_webhooks(
+                wired.webhooks.clone(),
+                Duration::from_millis(settings.webhooks.poll_ms),
+            )));
+        }
         let pages = Pages::new(PagesConfig {
             csrf_secret: wired.csrf_secret,
             public_base_url: base_url.clone(),
@@ -68,6 +74,7 @@ impl Application {
         })?;
         let state = web::Data::new(AppState {
             checkout: wired.checkout,
+            webhooks: wired.webhooks,
             jwks: wired.jwks,
             pages,
             auth_limits: AuthLimits::new(
@@ -207,5 +214,26 @@ async fn sweep_unsettled(checkout: checkout_domain::Checkout, every: Duration) {
             }
             Err(e) => tracing::warn!(error = %e, "reconciliation sweep failed"),
         }
+    }
+}
+
+/// A delivery worker: claims due webhook deliveries (skipping those other workers and
+/// instances hold), makes one attempt at each, and looks again at once while it finds full
+/// batches, else after `idle`.
+async fn deliver_webhooks(webhooks: checkout_domain::usecases::Webhooks, idle: Duration) {
+    let batch = webhooks.policy().batch;
+    loop {
+        match webhooks.deliver_due().await {
+            Ok(run) => {
+                if run.failed > 0 {
+                    tracing::warn!(failed = run.failed, "webhook deliveries failed for good");
+                }
+                if run.full(batch) {
+                    continue;
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "webhook delivery run failed"),
+        }
+        tokio::time::sleep(idle).await;
     }
 }

@@ -170,6 +170,46 @@ pub struct SecuritySettings {
     pub max_body_bytes: usize,
 }
 
+/// Merchant webhooks.
+#[derive(Debug, Clone, Deserialize)]
+pub struct WebhookSettings {
+    /// How long one attempt may take (lookup, connection, request, answer), milliseconds.
+    pub timeout_ms: u64,
+    /// How often each delivery worker looks for due deliveries when idle, milliseconds.
+    pub poll_ms: u64,
+    /// Delivery workers per instance (each sends one attempt at a time).
+    pub workers: u32,
+    /// Deliveries a worker claims at once.
+    pub batch: u32,
+    /// The waits after each failed attempt, seconds, comma-separated, each more than 1.5
+    /// times the one before; the default spans about three days.
+    pub schedule_seconds: String,
+    /// Every wait of the schedule is multiplied by this (1 in production; tests run the
+    /// schedule in seconds).
+    pub time_scale: f64,
+    /// How long a rotated-out secret keeps signing beside the new one, seconds.
+    pub secret_overlap_seconds: u32,
+}
+
+impl WebhookSettings {
+    /// The retry schedule.
+    pub fn schedule(&self) -> anyhow::Result<checkout_domain::webhooks::RetrySchedule> {
+        let waits = self
+            .schedule_seconds
+            .split(',')
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                w.parse::<u64>()
+                    .map(std::time::Duration::from_secs)
+                    .with_context(|| format!("CHECKOUT__WEBHOOKS__SCHEDULE_SECONDS: {w:?}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        checkout_domain::webhooks::RetrySchedule::new(waits, self.time_scale)
+            .context("CHECKOUT__WEBHOOKS__SCHEDULE_SECONDS or TIME_SCALE")
+    }
+}
+
 /// Every setting of the server.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Settings {
@@ -191,6 +231,8 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// Abuse limits.
     pub security: SecuritySettings,
+    /// Merchant webhooks.
+    pub webhooks: WebhookSettings,
 }
 
 /// Where Stripe sends payers for a 3DS challenge (`next_action.redirect_to_url`).
@@ -218,6 +260,15 @@ fn defaults() -> Value {
             "token_requests_per_client_per_minute": 20,
             "token_requests_per_address_per_minute": 120,
             "max_body_bytes": 65536
+        },
+        "webhooks": {
+            "timeout_ms": 15000,
+            "poll_ms": 1000,
+            "workers": 4,
+            "batch": 4,
+            "schedule_seconds": "5,30,120,600,1800,3600,7200,14400,28800,57600,115200",
+            "time_scale": 1.0,
+            "secret_overlap_seconds": 86400
         },
         "sandbox": {
             "terminal_number": "SANDBOX-001",
@@ -306,6 +357,10 @@ impl Settings {
         }
         if self.checkout.reconcile_batch == 0 || self.checkout.reconcile_max_backoff_seconds == 0 {
             bail!("reconcile_batch and reconcile_max_backoff_seconds must be positive");
+        }
+        self.webhooks.schedule()?;
+        if self.webhooks.workers == 0 || self.webhooks.batch == 0 || self.webhooks.poll_ms == 0 {
+            bail!("webhook workers, batch and poll_ms must be positive");
         }
         if self.security.max_body_bytes < 1024 {
             bail!("CHECKOUT__SECURITY__MAX_BODY_BYTES must be at least 1024");

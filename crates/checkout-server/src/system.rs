@@ -37,4 +37,8 @@ impl IdGenerator for RandomIds {
     fn attempt_id(&self) -> AttemptId {
         AttemptId::from_random_bytes(random_bytes())
     }
+
+    fn webhook_endpoint_id(&self) -> uuid::Uuid {
+        uuid::Uuid::from_bytes(random_bytes())
+    }
 }

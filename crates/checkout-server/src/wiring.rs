@@ -4,12 +4,14 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use checkout_domain::ports::CardProcessor;
-use checkout_domain::usecases::ReconcilePolicy;
+use checkout_domain::usecases::{ReconcilePolicy, WebhookPolicy, WebhookPorts, Webhooks};
 use checkout_domain::values::CallbackRule;
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
+use checkout_http::dto::JsonEventEncoder;
 use checkout_identity::{BuiltinIdentity, IdentityConfig, KeySet, SigningKey};
 use checkout_postgres::PgStore;
 use checkout_processor::{SandboxProcessor, StripeConfig, StripeProcessor};
+use checkout_webhooks::{SecretBox, UrlPolicy, WebhookAdapter, WebhookSender};
 use time::Duration;
 use url::Url;
 
@@ -20,6 +22,8 @@ use crate::system::{RandomIds, SystemClock};
 pub struct Wired {
     /// The use cases over the configured adapters.
     pub checkout: Checkout,
+    /// The webhook use cases.
+    pub webhooks: Webhooks,
     /// The JWKS of the signing keys.
     pub jwks: serde_json::Value,
     /// The pages' CSRF secret, derived from the signing key so that every instance sharing
@@ -43,16 +47,64 @@ fn identity_environment(env: Environment) -> checkout_identity::Environment {
     }
 }
 
-/// Wires every port: Postgres storage, the built-in identity provider, the configured card
-/// processor, the system clock and random ids.
-pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Result<Wired> {
-    // A sandbox makes its own key on first start; production must be given one, so that a
-    // lost or mistyped path never silently rotates the key and invalidates every token.
-    let key = match settings.environment {
+/// The signing key: a sandbox makes its own on first start; production must be given one, so
+/// that a lost or mistyped path never silently rotates the key and invalidates every token.
+pub fn signing_key(settings: &Settings) -> anyhow::Result<SigningKey> {
+    match settings.environment {
         Environment::Sandbox => SigningKey::load_or_create(&settings.key_file()),
         Environment::Production => SigningKey::load(&settings.key_file()),
     }
-    .with_context(|| format!("loading the signing key {}", settings.key_file().display()))?;
+    .with_context(|| format!("loading the signing key {}", settings.key_file().display()))
+}
+
+/// The webhook use cases over Postgres and the webhook adapter: secrets sealed under a key
+/// derived from the signing key (every instance sharing the key opens them), URLs checked
+/// by the environment's rules.
+pub fn wire_webhooks(
+    settings: &Settings,
+    key: &SigningKey,
+    store: PgStore,
+) -> anyhow::Result<Webhooks> {
+    let vault = SecretBox::new(&derive_secret(key, "hosted-checkout webhook secrets v1"))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let policy = UrlPolicy::new(match settings.environment {
+        Environment::Sandbox => checkout_webhooks::Environment::Sandbox,
+        Environment::Production => checkout_webhooks::Environment::Production,
+    });
+    let timeout = std::time::Duration::from_millis(settings.webhooks.timeout_ms);
+    let adapter = Arc::new(WebhookAdapter::new(
+        WebhookSender::new(policy, timeout),
+        vault,
+    ));
+    let batch = settings.webhooks.batch;
+    Ok(Webhooks::new(
+        WebhookPorts {
+            store: Arc::new(store),
+            secrets: adapter.clone(),
+            transport: adapter,
+            encoder: Arc::new(JsonEventEncoder),
+            clock: Arc::new(SystemClock),
+            ids: Arc::new(RandomIds),
+        },
+        WebhookPolicy {
+            schedule: settings.webhooks.schedule()?,
+            secret_overlap: Duration::seconds(i64::from(settings.webhooks.secret_overlap_seconds)),
+            batch,
+            // Every attempt of a batch may time out; a margin for the database round trips.
+            lease: Duration::milliseconds(
+                i64::try_from(settings.webhooks.timeout_ms).unwrap_or(i64::MAX / 4)
+                    * (i64::from(batch) + 1)
+                    + 5_000,
+            ),
+        },
+    ))
+}
+
+/// Wires every port: Postgres storage, the built-in identity provider, the configured card
+/// processor, the webhook adapter, the system clock and random ids.
+pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Result<Wired> {
+    let key = signing_key(settings)?;
+    let webhooks = wire_webhooks(settings, &key, store.clone())?;
     let csrf_secret = derive_secret(&key, "hosted-checkout pages csrf v1");
     let keys = KeySet::new(key);
     let jwks = keys.jwks();
@@ -136,6 +188,7 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     );
     Ok(Wired {
         checkout,
+        webhooks,
         jwks,
         csrf_secret,
     })

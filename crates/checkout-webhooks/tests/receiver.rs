@@ -8,13 +8,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, OnceLock};
+use std::path::PathBuf;
 use std::time::Duration;
 
+use checkout_webhooks::testing::Receiver;
 use checkout_webhooks::{
     AddressKind, DeliveryError, DeliveryReport, Environment, UrlError, UrlPolicy, WebhookSecret,
     WebhookSender,
@@ -22,149 +19,22 @@ use checkout_webhooks::{
 use serde_json::Value;
 use url::Url;
 
-/// How long the receiver may take to start.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-fn repo_root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    root.canonicalize().unwrap_or(root)
+/// A receiver verifying with each of `secrets`; `None` when the tests are skipped.
+fn receiver(secrets: &[&WebhookSecret]) -> Option<Receiver> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("webhook-receiver");
+    let secrets: Vec<String> = secrets.iter().map(|s| s.expose_secret()).collect();
+    Receiver::start(&dir, &secrets)
 }
 
-/// The receiver's interpreter, or `None` (after a loud message) when it cannot be had.
-fn python() -> Option<PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            if let Some(path) = std::env::var_os("WEBHOOK_RECEIVER_PYTHON") {
-                let path = PathBuf::from(path);
-                assert!(
-                    path.is_file(),
-                    "WEBHOOK_RECEIVER_PYTHON={} is not a file: run scripts/webhook-receiver.sh",
-                    path.display()
-                );
-                return Some(path);
-            }
-            let script = repo_root().join("scripts/webhook-receiver.sh");
-            let output = Command::new(&script).stdin(Stdio::null()).output();
-            match output {
-                Ok(out) if out.status.success() => {
-                    let stdout = String::from_utf8_lossy(&out.stdout);
-                    let last = stdout.lines().last().unwrap_or("").trim().to_owned();
-                    assert!(
-                        Path::new(&last).is_file(),
-                        "{} printed {last:?}, not an interpreter",
-                        script.display()
-                    );
-                    Some(PathBuf::from(last))
-                }
-                other => {
-                    let why = match other {
-                        Ok(out) => String::from_utf8_lossy(&out.stderr).into_owned(),
-                        Err(e) => e.to_string(),
-                    };
-                    eprintln!(
-                        "\n==================== SKIPPED ====================\n\
-                         The Standard Webhooks receiver could not be installed: \
-                         WEBHOOK_RECEIVER_PYTHON is unset and {} failed:\n{why}\n\
-                         These tests did NOT run. CI runs scripts/test.sh, which installs it.\n\
-                         =================================================\n",
-                        script.display()
-                    );
-                    None
-                }
-            }
-        })
-        .clone()
-}
-
-/// A running receiver, killed on drop.
-struct Receiver {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Receiver {
-    /// Starts a receiver that verifies with each of `secrets` (separately); `None` when the
-    /// tests are skipped.
-    fn start(secrets: &[&WebhookSecret]) -> Option<Receiver> {
-        let python = python()?;
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("webhook-receiver");
-        std::fs::create_dir_all(&dir).expect("log directory");
-        let name = format!(
-            "{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let log = dir.join(format!("{name}.jsonl"));
-        let stderr = std::fs::File::create(dir.join(format!("{name}.stderr"))).expect("stderr");
-        let joined: Vec<String> = secrets.iter().map(|s| s.expose_secret()).collect();
-        let mut child = Command::new(python)
-            .arg(repo_root().join("scripts/webhook_receiver.py"))
-            .args(["--host", "127.0.0.1", "--port", "0", "--log"])
-            .arg(&log)
-            .env("WEBHOOK_RECEIVER_SECRETS", joined.join(" "))
-            .env("PYTHONUNBUFFERED", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .expect("the receiver starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(address) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(address.to_owned());
-                }
-            }
-        });
-        let mut receiver = Receiver {
-            child,
-            port: 0,
-            log,
-        };
-        let address = rx
-            .recv_timeout(START_TIMEOUT)
-            .expect("the receiver prints `listening on HOST:PORT`");
-        receiver.port = address
-            .rsplit_once(':')
-            .and_then(|(_, port)| port.parse().ok())
-            .expect("a port");
-        Some(receiver)
-    }
-
-    fn url(&self, path: &str) -> Url {
-        Url::parse(&format!("http://127.0.0.1:{}{path}", self.port)).expect("url")
-    }
-
-    /// Every request received so far.
-    fn records(&self) -> Vec<Value> {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        text.lines()
-            .map(|line| serde_json::from_str(line).expect("a JSON line"))
-            .collect()
-    }
-
-    /// The one request received with `webhook-id: id`.
-    fn only_record(&self, id: &str) -> Value {
-        let mut found: Vec<Value> = self
-            .records()
-            .into_iter()
-            .filter(|r| r["headers"]["webhook-id"] == id)
-            .collect();
-        assert_eq!(found.len(), 1, "requests with id {id}: {found:?}");
-        found.remove(0)
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The one request `receiver` received with `webhook-id: id`.
+fn only_record(receiver: &Receiver, id: &str) -> Value {
+    let mut found: Vec<Value> = receiver
+        .requests()
+        .into_iter()
+        .filter(|r| r["headers"]["webhook-id"] == id)
+        .collect();
+    assert_eq!(found.len(), 1, "requests with id {id}: {found:?}");
+    found.remove(0)
 }
 
 fn sandbox_sender(timeout: Duration) -> WebhookSender {
@@ -220,7 +90,7 @@ fn verified(record: &Value) -> Vec<bool> {
 #[tokio::test]
 async fn the_library_verifies_a_delivery() {
     let secret = new_secret();
-    let Some(receiver) = Receiver::start(&[&secret]) else {
+    let Some(receiver) = receiver(&[&secret]) else {
         return;
     };
     let id = "6d0e1d7c-5a1f-4c3e-9f7a-2b8d1e0c4a55";
@@ -238,7 +108,7 @@ async fn the_library_verifies_a_delivery() {
     assert_eq!(report.body_excerpt(), Some("received"));
     assert!(report.error().is_none());
 
-    let record = receiver.only_record(id);
+    let record = only_record(&receiver, id);
     assert_eq!(verified(&record), [true], "{record}");
     assert_eq!(record["method"], "POST");
     assert_eq!(record["path"], "/ok");
@@ -265,7 +135,7 @@ async fn with_two_secrets_there_are_two_entries_and_the_library_accepts_either()
     let new = new_secret();
     let unrelated = new_secret();
     // The receiver verifies each request with each of the three secrets, separately.
-    let Some(receiver) = Receiver::start(&[&old, &new, &unrelated]) else {
+    let Some(receiver) = receiver(&[&old, &new, &unrelated]) else {
         return;
     };
     let sender = sandbox_sender(Duration::from_secs(10));
@@ -281,7 +151,7 @@ async fn with_two_secrets_there_are_two_entries_and_the_library_accepts_either()
         )
         .await;
     assert!(report.delivered(), "{report}");
-    let record = receiver.only_record("evt_both");
+    let record = only_record(&receiver, "evt_both");
     let signature = record["headers"]["webhook-signature"]
         .as_str()
         .expect("signature");
@@ -301,7 +171,7 @@ async fn with_two_secrets_there_are_two_entries_and_the_library_accepts_either()
     ] {
         let report = sender.deliver(&url, id, &event_body(id), &secrets).await;
         assert!(report.delivered(), "{id}: {report}");
-        assert_eq!(verified(&receiver.only_record(id)), expected, "{id}");
+        assert_eq!(verified(&only_record(&receiver, id)), expected, "{id}");
         assert_no_secret(&report, &[&old, &new, &unrelated]);
     }
 }
@@ -309,7 +179,7 @@ async fn with_two_secrets_there_are_two_entries_and_the_library_accepts_either()
 #[tokio::test]
 async fn the_library_rejects_a_tampered_body() {
     let secret = new_secret();
-    let Some(receiver) = Receiver::start(&[&secret]) else {
+    let Some(receiver) = receiver(&[&secret]) else {
         return;
     };
     let signed = event_body("evt_tampered");
@@ -327,7 +197,7 @@ async fn the_library_rejects_a_tampered_body() {
             std::slice::from_ref(&secret),
         )
         .await;
-    let record = receiver.only_record("evt_tampered");
+    let record = only_record(&receiver, "evt_tampered");
     assert_eq!(verified(&record), [false], "{record}");
     assert!(
         record["errors"][0]
@@ -345,7 +215,7 @@ async fn the_library_rejects_a_tampered_body() {
 #[tokio::test]
 async fn a_500_is_not_delivered_and_its_status_is_reported() {
     let secret = new_secret();
-    let Some(receiver) = Receiver::start(&[&secret]) else {
+    let Some(receiver) = receiver(&[&secret]) else {
         return;
     };
     let report = sandbox_sender(Duration::from_secs(10))
@@ -359,14 +229,14 @@ async fn a_500_is_not_delivered_and_its_status_is_reported() {
     assert!(!report.delivered());
     assert_eq!(report.status(), Some(500), "{report}");
     assert_eq!(report.body_excerpt(), Some("receiver failed on purpose"));
-    assert_eq!(verified(&receiver.only_record("evt_500")), [true]);
+    assert_eq!(verified(&only_record(&receiver, "evt_500")), [true]);
     assert_no_secret(&report, &[&secret]);
 }
 
 #[tokio::test]
 async fn a_hanging_receiver_is_a_timeout_within_about_the_timeout() {
     let secret = new_secret();
-    let Some(receiver) = Receiver::start(&[&secret]) else {
+    let Some(receiver) = receiver(&[&secret]) else {
         return;
     };
     let timeout = Duration::from_secs(1);
@@ -385,14 +255,14 @@ async fn a_hanging_receiver_is_a_timeout_within_about_the_timeout() {
         report.duration >= timeout && report.duration < timeout + Duration::from_millis(1500),
         "{report}"
     );
-    assert_eq!(verified(&receiver.only_record("evt_hang")), [true]);
+    assert_eq!(verified(&only_record(&receiver, "evt_hang")), [true]);
     assert_no_secret(&report, &[&secret]);
 }
 
 #[tokio::test]
 async fn a_closed_connection_is_a_network_error() {
     let secret = new_secret();
-    let Some(receiver) = Receiver::start(&[&secret]) else {
+    let Some(receiver) = receiver(&[&secret]) else {
         return;
     };
     let report = sandbox_sender(Duration::from_secs(10))
@@ -410,14 +280,14 @@ async fn a_closed_connection_is_a_network_error() {
         "{report}"
     );
     assert!(report.duration < Duration::from_secs(5), "{report}");
-    assert_eq!(verified(&receiver.only_record("evt_close")), [true]);
+    assert_eq!(verified(&only_record(&receiver, "evt_close")), [true]);
     assert_no_secret(&report, &[&secret]);
 }
 
 #[tokio::test]
 async fn a_redirect_is_not_followed() {
     let secret = new_secret();
-    let Some(receiver) = Receiver::start(&[&secret]) else {
+    let Some(receiver) = receiver(&[&secret]) else {
         return;
     };
     let report = sandbox_sender(Duration::from_secs(10))
@@ -432,7 +302,7 @@ async fn a_redirect_is_not_followed() {
     assert_eq!(report.status(), Some(302), "{report}");
     assert_eq!(report.body_excerpt(), Some("moved"));
     // Exactly one request reached the receiver: the redirect's target (/ok) was not asked.
-    let records = receiver.records();
+    let records = receiver.requests();
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["path"], "/redirect");
     assert_no_secret(&report, &[&secret]);
@@ -441,28 +311,28 @@ async fn a_redirect_is_not_followed() {
 #[tokio::test]
 async fn a_localhost_url_reaches_the_receiver_in_the_sandbox() {
     let secret = new_secret();
-    let Some(receiver) = Receiver::start(&[&secret]) else {
+    let Some(receiver) = receiver(&[&secret]) else {
         return;
     };
-    let url = Url::parse(&format!("http://localhost:{}/ok", receiver.port)).expect("url");
+    let url = Url::parse(&format!("http://localhost:{}/ok", receiver.port())).expect("url");
     let report = sandbox_sender(Duration::from_secs(10))
         .deliver(&url, "evt_localhost", b"{}", std::slice::from_ref(&secret))
         .await;
     assert!(report.delivered(), "{report}");
-    assert_eq!(verified(&receiver.only_record("evt_localhost")), [true]);
+    assert_eq!(verified(&only_record(&receiver, "evt_localhost")), [true]);
 }
 
 #[tokio::test]
 async fn production_rules_keep_the_loopback_receiver_out_of_reach() {
     let secret = new_secret();
-    let Some(receiver) = Receiver::start(&[&secret]) else {
+    let Some(receiver) = receiver(&[&secret]) else {
         return;
     };
     let sender = WebhookSender::new(
         UrlPolicy::new(Environment::Production),
         Duration::from_secs(10),
     );
-    let port = receiver.port;
+    let port = receiver.port();
     for (url, expected) in [
         (format!("http://127.0.0.1:{port}/ok"), UrlError::NotHttps),
         (format!("http://localhost:{port}/ok"), UrlError::NotHttps),
@@ -507,7 +377,7 @@ async fn production_rules_keep_the_loopback_receiver_out_of_reach() {
         "{report}"
     );
     assert!(
-        receiver.records().is_empty(),
+        receiver.requests().is_empty(),
         "nothing reached the receiver"
     );
 }
@@ -516,7 +386,7 @@ async fn production_rules_keep_the_loopback_receiver_out_of_reach() {
 async fn no_report_or_error_holds_a_secret() {
     let secret = new_secret();
     let other = new_secret();
-    let Some(receiver) = Receiver::start(&[&secret]) else {
+    let Some(receiver) = receiver(&[&secret]) else {
         return;
     };
     let sender = sandbox_sender(Duration::from_millis(500));

@@ -8,6 +8,7 @@ mod processor;
 mod sessions;
 mod system;
 mod terminals;
+mod webhooks;
 
 pub use events::EventLog;
 pub use idempotency::{Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse};
@@ -16,3 +17,4 @@ pub use processor::{AuthorizationRequest, CardProcessor, ProcessorError, Process
 pub use sessions::{AttemptChange, InsertError, Recorded, SessionRepository};
 pub use system::{Clock, IdGenerator};
 pub use terminals::TerminalDirectory;
+pub use webhooks::{EventEncoder, WebhookSecrets, WebhookStore, WebhookTransport};

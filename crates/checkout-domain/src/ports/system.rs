@@ -21,4 +21,7 @@ pub trait IdGenerator: Send + Sync {
 
     /// A new attempt id; MUST NOT repeat (it is the processor idempotency key).
     fn attempt_id(&self) -> AttemptId;
+
+    /// A new webhook endpoint id; MUST NOT repeat.
+    fn webhook_endpoint_id(&self) -> uuid::Uuid;
 }

@@ -75,6 +75,10 @@ impl IdGenerator for SequentialIds {
     fn attempt_id(&self) -> AttemptId {
         AttemptId::from_random_bytes(self.bytes(0xa7))
     }
+
+    fn webhook_endpoint_id(&self) -> uuid::Uuid {
+        uuid::Uuid::from_bytes(self.bytes(0xeb))
+    }
 }
 
 /// An identity provider over [`InMemoryClients`]: secrets compare against `plain:<secret>`,

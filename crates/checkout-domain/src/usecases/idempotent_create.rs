@@ -83,7 +83,12 @@ impl IdempotentAnswer {
 /// itself (its fields, its reference, its terminal). Faults keep nothing.
 fn is_kept<T>(result: &Result<T, CheckoutError>) -> bool {
     match result {
-        Ok(_) | Err(CheckoutError::Validation(_) | CheckoutError::Service { .. }) => true,
+        Ok(_)
+        | Err(
+            CheckoutError::Validation(_)
+            | CheckoutError::Service { .. }
+            | CheckoutError::NotFound(_),
+        ) => true,
         Err(
             CheckoutError::Unauthenticated(_)
             | CheckoutError::Idempotency(_)

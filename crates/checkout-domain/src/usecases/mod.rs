@@ -13,6 +13,7 @@ mod open_page;
 mod process_payment;
 mod reconcile;
 mod settle;
+mod webhooks;
 
 pub use create_session::PaymentLink;
 pub use expire_sessions::ExpiryReport;
@@ -22,6 +23,10 @@ pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};
 pub use reconcile::{ReconcilePolicy, ReconcileReport};
+pub use webhooks::{
+    CreatedEndpoint, DeliveryRun, RotatedSecret, WebhookPolicy, WebhookPorts, Webhooks,
+    MAX_DELIVERIES_LOGGED,
+};
 
 use std::sync::Arc;
 

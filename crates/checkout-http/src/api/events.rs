@@ -6,7 +6,7 @@ use checkout_domain::usecases::MAX_EVENTS_PER_PAGE;
 use checkout_domain::ValidationErrors;
 
 use crate::auth::Caller;
-use crate::dto::{EventBody, EventPageResponse};
+use crate::dto::{EventBody, EventPageResponse, RedeliveryResponse};
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
@@ -81,7 +81,7 @@ pub async fn list_events(
         },
     };
     let limit = match limit {
-        None | Some("") => DEFAULT_LIMIT,
+        None => DEFAULT_LIMIT,
         Some(raw) => match raw.parse::<u32>() {
             Ok(n) if (1..=MAX_EVENTS_PER_PAGE).contains(&n) => n,
             _ => {
@@ -100,5 +100,39 @@ pub async fn list_events(
             events: page.events.iter().map(EventBody::new).collect(),
             cursor: page.cursor.map(|c| c.to_string()),
             has_more: page.has_more,
+        }))
+}
+
+/// Sends one of the caller's events again now: a new delivery to every endpoint that
+/// receives its type, with the same `webhook-id` (the event id) and body, followed in each
+/// endpoint's deliveries log.
+#[utoipa::path(
+    post,
+    path = "/pay/api/events/{id}/redeliver",
+    tag = "Events",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The event id")),
+    responses(
+        (status = 202, description = "Queued, due now", body = RedeliveryResponse),
+        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 404, description = "No such event of the caller's terminal", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+    )
+)]
+pub async fn redeliver_event(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let not_found = || {
+        checkout_domain::CheckoutError::NotFound("No event with this id exists for your terminal.")
+    };
+    let id = uuid::Uuid::parse_str(&path).map_err(|_| not_found())?;
+    let deliveries = state.webhooks.redeliver(&caller.0.terminal, id).await?;
+    Ok(HttpResponse::Accepted()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(RedeliveryResponse {
+            event_id: id.to_string(),
+            deliveries: deliveries.iter().map(ToString::to_string).collect(),
         }))
 }

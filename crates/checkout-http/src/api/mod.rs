@@ -1,5 +1,5 @@
-//! The JSON API routes (spec 4.1–4.4), the lookup of sessions by merchant reference, and the
-//! public keys.
+//! The JSON API routes (spec 4.1–4.4), the lookup of sessions by merchant reference, the
+//! event feed and webhook endpoints, and the public keys.
 
 pub mod by_reference;
 pub mod events;
@@ -8,3 +8,4 @@ pub mod payment_link;
 pub mod start_payment;
 pub mod status;
 pub mod token;
+pub mod webhook_endpoints;

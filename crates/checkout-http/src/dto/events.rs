@@ -2,6 +2,7 @@
 //! body its webhook delivery carries.
 
 use checkout_domain::events::PaymentEvent;
+use checkout_domain::ports::EventEncoder;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -47,4 +48,15 @@ pub struct EventPageResponse {
     pub cursor: Option<String>,
     /// True when more events were already available after this page.
     pub has_more: bool,
+}
+
+/// Webhook bodies: the JSON of [`EventBody`], the same as the feed's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonEventEncoder;
+
+impl EventEncoder for JsonEventEncoder {
+    fn encode(&self, event: &PaymentEvent) -> Vec<u8> {
+        // Serialising plain strings and numbers cannot fail.
+        serde_json::to_vec(&EventBody::new(event)).unwrap_or_default()
+    }
 }

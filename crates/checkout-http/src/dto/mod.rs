@@ -6,15 +6,20 @@ mod events;
 mod session;
 mod status;
 mod token;
+mod webhooks;
 
 pub use decimal::JsonDecimal;
-pub use events::{EventBody, EventPageResponse};
+pub use events::{EventBody, EventPageResponse, JsonEventEncoder};
 pub use session::{
     AdditionalChargeDto, ItemDto, PaymentLinkRequest, PaymentLinkResponse, StartPaymentRequest,
     StartPaymentResponse,
 };
 pub use status::PaymentStatusResponse;
 pub use token::{TokenRequest, TokenResponse};
+pub use webhooks::{
+    CreatedWebhookEndpointResponse, DeliveryAttemptBody, DeliveryBody, RedeliveryResponse,
+    RotatedSecretResponse, WebhookEndpointRequest, WebhookEndpointResponse,
+};
 
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;

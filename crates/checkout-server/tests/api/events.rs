@@ -136,6 +136,7 @@ async fn another_terminal_sees_none_of_the_events_and_bad_parameters_are_400() {
 
     for (query, field) in [
         ("limit=0", "Limit"),
+        ("limit=", "Limit"),
         ("limit=101", "Limit"),
         ("limit=ten", "Limit"),
         ("after=nonsense", "After"),

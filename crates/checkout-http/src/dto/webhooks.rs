@@ -1,0 +1,182 @@
+//! Webhook endpoint and deliveries log bodies.
+
+use checkout_domain::webhooks::{DeliveryLog, LoggedAttempt, WebhookEndpoint};
+use checkout_domain::ValidationErrors;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::utc_timestamp;
+
+/// A new webhook endpoint.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookEndpointRequest {
+    /// Where to post events: `https`, to a public address (the sandbox also accepts `http` to
+    /// `localhost` or a loopback address).
+    #[schema(
+        required = true,
+        nullable = false,
+        max_length = 2048,
+        example = "https://merchant.example/webhooks"
+    )]
+    pub url: Option<String>,
+    /// The event types to receive; absent or `["*"]`: every type, including types added
+    /// later.
+    #[schema(nullable = false, example = json!(["payment.succeeded", "payment.failed"]))]
+    pub events: Option<Vec<String>>,
+}
+
+impl WebhookEndpointRequest {
+    /// The URL, or a validation error naming `Url` when it is absent.
+    pub fn url(&self) -> Result<&str, ValidationErrors> {
+        match self.url.as_deref() {
+            Some(url) if !url.is_empty() => Ok(url),
+            _ => {
+                let mut errors = ValidationErrors::new();
+                errors.add("Url", "The Url field is required.");
+                Err(errors)
+            }
+        }
+    }
+}
+
+/// A webhook endpoint (its secret is shown only when it is created or rotated).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookEndpointResponse {
+    /// The endpoint id.
+    #[schema(example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77")]
+    pub id: String,
+    /// Where events are posted.
+    pub url: String,
+    /// The event types it receives; `["*"]`: every type.
+    pub events: Vec<String>,
+    /// When it was registered (UTC, ISO 8601).
+    pub created_date_time: String,
+}
+
+impl WebhookEndpointResponse {
+    /// The body of `endpoint`.
+    pub fn new(endpoint: &WebhookEndpoint) -> Self {
+        WebhookEndpointResponse {
+            id: endpoint.id.to_string(),
+            url: endpoint.url.clone(),
+            events: endpoint.events.names(),
+            created_date_time: utc_timestamp(endpoint.created_at),
+        }
+    }
+}
+
+/// A new webhook endpoint with its signing secret, shown this once.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedWebhookEndpointResponse {
+    /// The endpoint id.
+    pub id: String,
+    /// Where events are posted.
+    pub url: String,
+    /// The event types it receives; `["*"]`: every type.
+    pub events: Vec<String>,
+    /// The signing secret (`whsec_` and base64), for a Standard Webhooks library. Shown only
+    /// here: keep it.
+    #[schema(example = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]
+    pub secret: String,
+    /// When it was registered (UTC, ISO 8601).
+    pub created_date_time: String,
+}
+
+/// A rotated secret, shown this once.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotatedSecretResponse {
+    /// The endpoint id.
+    pub id: String,
+    /// The new signing secret. Shown only here: keep it.
+    pub secret: String,
+    /// Until when the previous secret still signs beside the new one (each delivery carries
+    /// one signature per active secret).
+    pub previous_secret_expires_date_time: String,
+}
+
+/// One attempt of a delivery.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryAttemptBody {
+    /// When it started (UTC, ISO 8601).
+    pub attempted_date_time: String,
+    /// How long it took, milliseconds.
+    pub duration_ms: u32,
+    /// The receiver's HTTP status; absent when there was no answer.
+    pub status: Option<u16>,
+    /// Why there was no answer (timeout, connection refused or closed, a refused URL).
+    pub error: Option<String>,
+    /// The first bytes of the receiver's answer.
+    pub response_excerpt: Option<String>,
+}
+
+impl DeliveryAttemptBody {
+    fn new(attempt: &LoggedAttempt) -> Self {
+        DeliveryAttemptBody {
+            attempted_date_time: utc_timestamp(attempt.attempted_at),
+            duration_ms: attempt.duration_ms,
+            status: attempt.status,
+            error: attempt.error.clone(),
+            response_excerpt: attempt.response_excerpt.clone(),
+        }
+    }
+}
+
+/// One delivery of one event to the endpoint, with every attempt.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryBody {
+    /// The delivery id.
+    pub id: String,
+    /// The event delivered: the `webhook-id` header of every attempt.
+    pub event_id: String,
+    /// The event's type.
+    pub event_type: String,
+    /// `pending` (another attempt is due), `delivered` (answered 2xx), `failed` (every
+    /// attempt of the retry schedule failed) or `cancelled` (the endpoint was deleted).
+    #[schema(example = "delivered")]
+    pub state: String,
+    /// When the event was queued for the endpoint (UTC, ISO 8601).
+    pub created_date_time: String,
+    /// When the next attempt is due (pending deliveries only).
+    pub next_attempt_date_time: Option<String>,
+    /// True when asked for again with `POST /pay/api/events/{id}/redeliver`.
+    pub redelivery: bool,
+    /// Every attempt, oldest first.
+    pub attempts: Vec<DeliveryAttemptBody>,
+}
+
+impl DeliveryBody {
+    /// The body of `delivery`.
+    pub fn new(delivery: &DeliveryLog) -> Self {
+        DeliveryBody {
+            id: delivery.id.to_string(),
+            event_id: delivery.event_id.to_string(),
+            event_type: delivery.event_type.as_str().to_owned(),
+            state: delivery.state.as_str().to_owned(),
+            created_date_time: utc_timestamp(delivery.created_at),
+            next_attempt_date_time: delivery.next_attempt_at.map(utc_timestamp),
+            redelivery: delivery.redelivery,
+            attempts: delivery
+                .attempts
+                .iter()
+                .map(DeliveryAttemptBody::new)
+                .collect(),
+        }
+    }
+}
+
+/// The deliveries queued by a redelivery.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RedeliveryResponse {
+    /// The event.
+    pub event_id: String,
+    /// The new deliveries, one per endpoint receiving the event's type (none when no endpoint
+    /// receives it); follow them in each endpoint's deliveries log.
+    pub deliveries: Vec<String>,
+}
