@@ -6,11 +6,12 @@ use anyhow::Context;
 use async_trait::async_trait;
 use checkout_domain::events::{EventCursor, EventType, PaymentEvent};
 use checkout_domain::ports::EventLog;
-use checkout_domain::session::{PaymentSession, SessionState};
+use checkout_domain::session::{PaymentSession, SessionMoney, SessionState};
 use checkout_domain::values::TerminalNumber;
-use diesel::sql_types::{BigInt, Nullable, SmallInt, Text, Timestamptz};
+use diesel::sql_types::{BigInt, Nullable, Numeric, SmallInt, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
+use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -25,7 +26,8 @@ use crate::store::PgStore;
 const EVENTS_AFTER_SQL: &str = "\
     SELECT e.id AS event_id, e.type AS event_type, e.state AS event_state, \
            e.occurred_at AS event_occurred_at, e.txid::text AS event_txid, e.seq AS event_seq, \
-           s.* \
+           e.captured_amount AS event_captured_amount, \
+           e.refunded_amount AS event_refunded_amount, s.* \
     FROM events e JOIN payment_sessions s ON s.id = e.session_id \
     WHERE e.terminal_number = $1 \
       AND e.txid < pg_snapshot_xmin(pg_current_snapshot()) \
@@ -48,6 +50,10 @@ struct EventRow {
     event_txid: String,
     #[diesel(sql_type = BigInt)]
     event_seq: i64,
+    #[diesel(sql_type = Nullable<Numeric>)]
+    event_captured_amount: Option<Decimal>,
+    #[diesel(sql_type = Numeric)]
+    event_refunded_amount: Decimal,
     #[diesel(embed)]
     session: SessionRow,
 }
@@ -71,10 +77,14 @@ impl EventRow {
                 transaction,
                 sequence: u64::try_from(self.event_seq).unwrap_or_default(),
             },
-            // The session as of the event: its state and last change are the event's.
+            // The session as of the event: its state, last change and amounts are the event's.
             session: PaymentSession {
                 state,
                 updated_at: self.event_occurred_at,
+                money: SessionMoney {
+                    captured: self.event_captured_amount,
+                    refunded: self.event_refunded_amount,
+                },
                 ..session
             },
         })
@@ -107,10 +117,12 @@ mod tests {
     use checkout_domain::events::EventType;
     use checkout_domain::session::SessionState;
 
-    /// The trigger's mapping (`session_event_type` in the migration) is `EventType::of_state`.
+    /// The trigger's mapping (`session_change_event_type` in the migration) is
+    /// `EventType::of_state` for a change into a state, and `EventType::of_change` for the
+    /// merchant's capture.
     #[test]
     fn the_trigger_maps_states_as_the_domain_does() {
-        let migration = include_str!("../../../migrations/2026-11-24-000002_events/up.sql");
+        let migration = include_str!("../../../migrations/2026-11-24-000020_lifecycle/up.sql");
         for state in SessionState::ALL {
             let line = format!("WHEN {} THEN", state.code());
             match EventType::of_state(state) {
@@ -121,5 +133,14 @@ mod tests {
                 None => assert!(!migration.contains(&line), "{state}"),
             }
         }
+        let capture =
+            EventType::of_change(SessionState::ApprovedTransaction, SessionState::Successful);
+        assert_eq!(capture, Some(EventType::PaymentCaptured));
+        assert!(migration.contains(&format!(
+            "WHEN old_state = {} AND new_state = {} THEN 'payment.captured'",
+            SessionState::ApprovedTransaction.code(),
+            SessionState::Successful.code()
+        )));
+        assert!(migration.contains("THEN 'payment.refunded'"));
     }
 }

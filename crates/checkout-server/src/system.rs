@@ -1,7 +1,7 @@
 //! Production adapters of the clock and id ports: the wall clock and the OS random source.
 
 use checkout_domain::ports::{Clock, IdGenerator};
-use checkout_domain::values::{AttemptId, InternalReference, SessionId};
+use checkout_domain::values::{AttemptId, InternalReference, RefundId, SessionId};
 use time::OffsetDateTime;
 
 /// The system clock, in UTC.
@@ -36,5 +36,9 @@ impl IdGenerator for RandomIds {
 
     fn attempt_id(&self) -> AttemptId {
         AttemptId::from_random_bytes(random_bytes())
+    }
+
+    fn refund_id(&self) -> RefundId {
+        RefundId::from_random_bytes(random_bytes())
     }
 }

@@ -2,7 +2,7 @@
 
 use time::OffsetDateTime;
 
-use crate::values::{AttemptId, InternalReference, SessionId};
+use crate::values::{AttemptId, InternalReference, RefundId, SessionId};
 
 /// The current time.
 pub trait Clock: Send + Sync {
@@ -21,4 +21,7 @@ pub trait IdGenerator: Send + Sync {
 
     /// A new attempt id; MUST NOT repeat (it is the processor idempotency key).
     fn attempt_id(&self) -> AttemptId;
+
+    /// A new refund id; MUST NOT repeat (it is the processor idempotency key).
+    fn refund_id(&self) -> RefundId;
 }

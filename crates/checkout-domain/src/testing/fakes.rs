@@ -11,7 +11,7 @@ use super::InMemoryClients;
 use crate::auth::{Claims, ClientCredentials, IssuedToken, Secret};
 use crate::error::AuthFailure;
 use crate::ports::{ClientStore, Clock, IdGenerator, IdentityError, IdentityProvider};
-use crate::values::{AttemptId, InternalReference, SessionId};
+use crate::values::{AttemptId, InternalReference, RefundId, SessionId};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -74,6 +74,10 @@ impl IdGenerator for SequentialIds {
 
     fn attempt_id(&self) -> AttemptId {
         AttemptId::from_random_bytes(self.bytes(0xa7))
+    }
+
+    fn refund_id(&self) -> RefundId {
+        RefundId::from_random_bytes(self.bytes(0xef))
     }
 }
 

@@ -3,12 +3,14 @@
 
 mod decimal;
 mod events;
+mod reversal;
 mod session;
 mod status;
 mod token;
 
 pub use decimal::JsonDecimal;
 pub use events::{EventBody, EventPageResponse};
+pub use reversal::{AmountRequest, RefundBody, RefundListResponse, ReversalResponse};
 pub use session::{
     AdditionalChargeDto, ItemDto, PaymentLinkRequest, PaymentLinkResponse, StartPaymentRequest,
     StartPaymentResponse,
