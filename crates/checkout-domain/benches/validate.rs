@@ -39,6 +39,7 @@ fn start_payment() -> SessionRequest {
         culture: None,
         additional_charges: Vec::new(),
         items: vec![item(2550)],
+        expiration_date_time: None,
     }
 }
 
@@ -90,6 +91,7 @@ fn all_wrong() -> SessionRequest {
         culture: Some("fr".into()),
         additional_charges: Vec::new(),
         items: vec![ItemRequest::default()],
+        expiration_date_time: None,
     }
 }
 

@@ -23,16 +23,25 @@ pub enum EventType {
     PaymentExpired,
     /// The session was cancelled (Cancelled).
     PaymentCancelled,
+    /// The merchant captured an authorisation (ApprovedTransaction → Successful).
+    PaymentCaptured,
+    /// The merchant voided an authorisation (Voided).
+    PaymentVoided,
+    /// The processor confirmed a refund (the session's refunded amount grew).
+    PaymentRefunded,
 }
 
 impl EventType {
     /// Every type.
-    pub const ALL: [EventType; 5] = [
+    pub const ALL: [EventType; 8] = [
         EventType::PaymentSucceeded,
         EventType::PaymentAuthorized,
         EventType::PaymentFailed,
         EventType::PaymentExpired,
         EventType::PaymentCancelled,
+        EventType::PaymentCaptured,
+        EventType::PaymentVoided,
+        EventType::PaymentRefunded,
     ];
 
     /// The name on the wire, e.g. `payment.succeeded`.
@@ -43,6 +52,9 @@ impl EventType {
             EventType::PaymentFailed => "payment.failed",
             EventType::PaymentExpired => "payment.expired",
             EventType::PaymentCancelled => "payment.cancelled",
+            EventType::PaymentCaptured => "payment.captured",
+            EventType::PaymentVoided => "payment.voided",
+            EventType::PaymentRefunded => "payment.refunded",
         }
     }
 
@@ -60,9 +72,26 @@ impl EventType {
             SessionState::Failed => Some(EventType::PaymentFailed),
             SessionState::Expired => Some(EventType::PaymentExpired),
             SessionState::Cancelled => Some(EventType::PaymentCancelled),
+            SessionState::Voided => Some(EventType::PaymentVoided),
             SessionState::Pending | SessionState::Processing | SessionState::ChallengeRequired => {
                 None
             }
+        }
+    }
+}
+
+impl EventType {
+    /// The event a change from `from` into `to` writes: the merchant's capture
+    /// (ApprovedTransaction → Successful) is `payment.captured`; any other change is its new
+    /// state's event ([`EventType::of_state`]); `None` when the state did not change (a
+    /// confirmed refund, which leaves the state as it is, is `payment.refunded`).
+    pub fn of_change(from: SessionState, to: SessionState) -> Option<EventType> {
+        match (from, to) {
+            _ if from == to => None,
+            (SessionState::ApprovedTransaction, SessionState::Successful) => {
+                Some(EventType::PaymentCaptured)
+            }
+            _ => EventType::of_state(to),
         }
     }
 }

@@ -145,6 +145,7 @@ proptest! {
                 charge_amount: Some(Decimal::ONE),
                 charge_currency_code: s(3),
             }],
+            expiration_date_time: None,
         };
         if let Err(errors) = request.validate(flow, CallbackRule::HttpsOnly) {
             for key in errors.fields().keys() {

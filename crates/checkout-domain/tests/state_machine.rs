@@ -10,7 +10,7 @@ use SessionEvent as E;
 use SessionState as S;
 
 /// Every event. `event_index` below fails to compile when an event is added and not listed.
-const ALL_EVENTS: [SessionEvent; 9] = [
+const ALL_EVENTS: [SessionEvent; 11] = [
     E::CardSubmitted,
     E::ChallengeIssued,
     E::ChallengeAnswered,
@@ -20,6 +20,8 @@ const ALL_EVENTS: [SessionEvent; 9] = [
     E::AttemptVoided,
     E::PayerCancelled,
     E::ExpiryPassed,
+    E::MerchantCaptured,
+    E::MerchantVoided,
 ];
 
 fn event_index(event: SessionEvent) -> usize {
@@ -33,6 +35,8 @@ fn event_index(event: SessionEvent) -> usize {
         E::AttemptVoided => 6,
         E::PayerCancelled => 7,
         E::ExpiryPassed => 8,
+        E::MerchantCaptured => 9,
+        E::MerchantVoided => 10,
     }
 }
 
@@ -47,11 +51,12 @@ fn expected_code_and_name(state: SessionState) -> (i16, &'static str) {
         S::ChallengeRequired => (5, "ChallengeRequired"),
         S::Expired => (6, "Expired"),
         S::Cancelled => (7, "Cancelled"),
+        S::Voided => (8, "Voided"),
     }
 }
 
 /// Every legal move: (from, event, to).
-const LEGAL: [(SessionState, SessionEvent, SessionState); 15] = [
+const LEGAL: [(SessionState, SessionEvent, SessionState); 17] = [
     (S::Pending, E::CardSubmitted, S::Processing),
     (S::Pending, E::PayerCancelled, S::Cancelled),
     (S::Pending, E::ExpiryPassed, S::Expired),
@@ -68,14 +73,21 @@ const LEGAL: [(SessionState, SessionEvent, SessionState); 15] = [
     (S::ChallengeRequired, E::Authorized, S::ApprovedTransaction),
     (S::ChallengeRequired, E::Declined, S::Failed),
     (S::ChallengeRequired, E::AttemptVoided, S::Pending),
+    // The merchant settles an authorisation held without capture.
+    (S::ApprovedTransaction, E::MerchantCaptured, S::Successful),
+    (S::ApprovedTransaction, E::MerchantVoided, S::Voided),
 ];
 
-const TERMINAL: [SessionState; 5] = [
+/// The merchant's events: the only ones a final state (ApprovedTransaction) still accepts.
+const MERCHANT_EVENTS: [SessionEvent; 2] = [E::MerchantCaptured, E::MerchantVoided];
+
+const TERMINAL: [SessionState; 6] = [
     S::Successful,
     S::Failed,
     S::ApprovedTransaction,
     S::Expired,
     S::Cancelled,
+    S::Voided,
 ];
 
 fn legal_target(from: SessionState, event: SessionEvent) -> Option<SessionState> {
@@ -88,13 +100,13 @@ fn legal_target(from: SessionState, event: SessionEvent) -> Option<SessionState>
 #[test]
 fn the_event_list_is_complete_and_has_no_repeats() {
     let indexes: HashSet<usize> = ALL_EVENTS.into_iter().map(event_index).collect();
-    assert_eq!(indexes, (0..9).collect());
+    assert_eq!(indexes, (0..11).collect());
 }
 
 #[test]
 fn the_state_list_is_complete_and_has_no_repeats() {
     let states: HashSet<SessionState> = S::ALL.into_iter().collect();
-    assert_eq!(states.len(), 8);
+    assert_eq!(states.len(), 9);
 }
 
 #[test]
@@ -122,7 +134,7 @@ fn every_pair_outside_the_legal_table_is_refused_naming_state_and_event() {
             }
         }
     }
-    assert_eq!(refused, 8 * 9 - LEGAL.len());
+    assert_eq!(refused, 9 * 11 - LEGAL.len());
 }
 
 #[test]
@@ -162,21 +174,29 @@ fn a_sample_of_dangerous_moves_is_refused() {
 }
 
 #[test]
-fn terminal_states_accept_no_event_at_all() {
+fn terminal_states_accept_no_payer_or_processor_event() {
     for state in TERMINAL {
         assert!(state.is_terminal(), "{state}");
         for event in ALL_EVENTS {
-            assert!(state.apply(event).is_err(), "{state} --{event:?}-->");
+            let merchant = MERCHANT_EVENTS.contains(&event) && state == S::ApprovedTransaction;
+            assert_eq!(
+                state.apply(event).is_ok(),
+                merchant,
+                "{state} --{event:?}-->"
+            );
         }
     }
 }
 
 #[test]
-fn only_the_five_final_states_are_terminal_and_the_others_can_move() {
+fn only_the_final_states_are_terminal_and_the_others_can_move() {
     for state in S::ALL {
         let terminal = TERMINAL.contains(&state);
         assert_eq!(state.is_terminal(), terminal, "{state}");
-        let can_move = ALL_EVENTS.into_iter().any(|e| state.apply(e).is_ok());
+        let can_move = ALL_EVENTS
+            .into_iter()
+            .filter(|e| !MERCHANT_EVENTS.contains(e))
+            .any(|e| state.apply(e).is_ok());
         assert_eq!(can_move, !terminal, "{state}");
     }
 }
@@ -209,7 +229,7 @@ fn numeric_codes_are_stable() {
     }
     assert_eq!(
         S::ALL.map(SessionState::code),
-        [0, 1, 2, 3, 4, 5, 6, 7],
+        [0, 1, 2, 3, 4, 5, 6, 7, 8],
         "ALL is in code order"
     );
 }
@@ -219,7 +239,7 @@ fn numeric_codes_round_trip_and_unknown_codes_are_none() {
     for state in S::ALL {
         assert_eq!(S::from_code(state.code()), Some(state));
     }
-    for code in [-1, 8, 9, 100, i16::MIN, i16::MAX] {
+    for code in [-1, 9, 10, 100, i16::MIN, i16::MAX] {
         assert_eq!(S::from_code(code), None, "{code}");
     }
 }

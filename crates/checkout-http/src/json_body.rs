@@ -157,6 +157,47 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBodyWithBytes<T> {
     }
 }
 
+/// An optional JSON request body: no body at all (and no `Content-Type`) reads as
+/// `T::default()`; any body is read and refused exactly like [`JsonBody`].
+#[derive(Debug)]
+pub struct OptionalJsonBody<T> {
+    /// The body, or the default.
+    pub value: T,
+    /// The bytes as received (empty without a body).
+    pub bytes: web::Bytes,
+}
+
+impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJsonBody<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        if req
+            .headers()
+            .contains_key(actix_web::http::header::CONTENT_TYPE)
+        {
+            let body = JsonBodyWithBytes::<T>::from_request(req, payload);
+            return Box::pin(async move {
+                let JsonBodyWithBytes { value, bytes } = body.await?;
+                Ok(OptionalJsonBody { value, bytes })
+            });
+        }
+        let body = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            match body.await {
+                Ok(bytes) if bytes.is_empty() => Ok(OptionalJsonBody {
+                    value: T::default(),
+                    bytes,
+                }),
+                _ => Err(ApiError::http(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "The request body must be JSON (Content-Type: application/json).",
+                )),
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

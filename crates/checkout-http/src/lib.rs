@@ -105,6 +105,27 @@ pub fn build_app(
                 .default_service(web::to(|| method_not_allowed("GET"))),
         )
         .service(
+            web::resource("/pay/api/payment/{checkoutSessionId}/cancel")
+                .route(web::post().to(api::cancel::cancel_payment))
+                .default_service(web::to(|| method_not_allowed("POST"))),
+        )
+        .service(
+            web::resource("/pay/api/payment/{checkoutSessionId}/capture")
+                .route(web::post().to(api::capture::capture_payment))
+                .default_service(web::to(|| method_not_allowed("POST"))),
+        )
+        .service(
+            web::resource("/pay/api/payment/{checkoutSessionId}/void")
+                .route(web::post().to(api::capture::void_payment))
+                .default_service(web::to(|| method_not_allowed("POST"))),
+        )
+        .service(
+            web::resource("/pay/api/payment/{checkoutSessionId}/refunds")
+                .route(web::post().to(api::refunds::create_refund))
+                .route(web::get().to(api::refunds::list_refunds))
+                .default_service(web::to(|| method_not_allowed("GET, POST"))),
+        )
+        .service(
             web::resource("/pay/api/events")
                 .route(web::get().to(api::events::list_events))
                 .default_service(web::to(|| method_not_allowed("GET"))),

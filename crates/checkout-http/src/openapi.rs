@@ -13,7 +13,7 @@ use crate::problem::ProblemDetails;
     info(
         title = "Hosted Checkout API",
         version = "1.0.0",
-        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference). Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
+        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference); withdraw unpaid sessions; capture, void and refund payments. Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
     ),
     paths(
         api::token::issue_token,
@@ -28,6 +28,11 @@ use crate::problem::ProblemDetails;
         api::webhook_endpoints::rotate_secret,
         api::webhook_endpoints::list_deliveries,
         api::by_reference::payments_by_reference,
+        api::cancel::cancel_payment,
+        api::capture::capture_payment,
+        api::capture::void_payment,
+        api::refunds::create_refund,
+        api::refunds::list_refunds,
         api::jwks::jwks,
     ),
     components(schemas(
@@ -48,6 +53,10 @@ use crate::problem::ProblemDetails;
         dto::DeliveryBody,
         dto::DeliveryAttemptBody,
         dto::RedeliveryResponse,
+        dto::AmountRequest,
+        dto::RefundBody,
+        dto::ReversalResponse,
+        dto::RefundListResponse,
         dto::ItemDto,
         dto::AdditionalChargeDto,
     )),

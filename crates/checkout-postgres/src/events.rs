@@ -6,11 +6,12 @@ use anyhow::Context;
 use async_trait::async_trait;
 use checkout_domain::events::{EventCursor, EventType, PaymentEvent};
 use checkout_domain::ports::EventLog;
-use checkout_domain::session::{PaymentSession, SessionState};
+use checkout_domain::session::{PaymentSession, SessionMoney, SessionState};
 use checkout_domain::values::TerminalNumber;
-use diesel::sql_types::{BigInt, Nullable, SmallInt, Text, Timestamptz};
+use diesel::sql_types::{BigInt, Nullable, Numeric, SmallInt, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
+use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -23,9 +24,7 @@ use crate::store::PgStore;
 /// an event that commits later always sorts after everything shown before, so a cursor never
 /// skips one.
 const EVENTS_AFTER_SQL: &str = "\
-    SELECT e.id AS event_id, e.type AS event_type, e.state AS event_state, \
-           e.occurred_at AS event_occurred_at, e.txid::text AS event_txid, e.seq AS event_seq, \
-           s.* \
+    SELECT {EVENT_COLUMNS}, s.* \
     FROM events e JOIN payment_sessions s ON s.id = e.session_id \
     WHERE e.terminal_number = $1 \
       AND e.txid < pg_snapshot_xmin(pg_current_snapshot()) \
@@ -33,8 +32,14 @@ const EVENTS_AFTER_SQL: &str = "\
     ORDER BY e.txid, e.seq \
     LIMIT $4";
 
+/// The columns of an [`EventRow`] from `events e` (with `s.*` from its `payment_sessions s`).
+pub(crate) const EVENT_COLUMNS: &str = "\
+    e.id AS event_id, e.type AS event_type, e.state AS event_state, \
+    e.occurred_at AS event_occurred_at, e.txid::text AS event_txid, e.seq AS event_seq, \
+    e.captured_amount AS event_captured_amount, e.refunded_amount AS event_refunded_amount";
+
 /// One event with its session: a row of [`EVENTS_AFTER_SQL`], and embedded in other queries
-/// that select the same columns.
+/// that select [`EVENT_COLUMNS`] and `s.*`.
 #[derive(QueryableByName)]
 pub(crate) struct EventRow {
     #[diesel(sql_type = diesel::sql_types::Uuid)]
@@ -49,6 +54,10 @@ pub(crate) struct EventRow {
     event_txid: String,
     #[diesel(sql_type = BigInt)]
     event_seq: i64,
+    #[diesel(sql_type = Nullable<Numeric>)]
+    event_captured_amount: Option<Decimal>,
+    #[diesel(sql_type = Numeric)]
+    event_refunded_amount: Decimal,
     #[diesel(embed)]
     session: SessionRow,
 }
@@ -72,10 +81,14 @@ impl EventRow {
                 transaction,
                 sequence: u64::try_from(self.event_seq).unwrap_or_default(),
             },
-            // The session as of the event: its state and last change are the event's.
+            // The session as of the event: its state, last change and amounts are the event's.
             session: PaymentSession {
                 state,
                 updated_at: self.event_occurred_at,
+                money: SessionMoney {
+                    captured: self.event_captured_amount,
+                    refunded: self.event_refunded_amount,
+                },
                 ..session
             },
         })
@@ -91,14 +104,17 @@ impl EventLog for PgStore {
         limit: u32,
     ) -> anyhow::Result<Vec<PaymentEvent>> {
         let mut conn = self.conn().await?;
-        let rows: Vec<EventRow> = diesel::sql_query(EVENTS_AFTER_SQL)
-            .bind::<Text, _>(terminal.as_str())
-            .bind::<Nullable<Text>, _>(after.map(|c| c.transaction.to_string()))
-            .bind::<BigInt, _>(after.map_or(0, |c| i64::try_from(c.sequence).unwrap_or(i64::MAX)))
-            .bind::<BigInt, _>(i64::from(limit))
-            .load(&mut conn)
-            .await
-            .with_context(|| format!("reading the events of terminal {terminal}"))?;
+        let rows: Vec<EventRow> =
+            diesel::sql_query(EVENTS_AFTER_SQL.replace("{EVENT_COLUMNS}", EVENT_COLUMNS))
+                .bind::<Text, _>(terminal.as_str())
+                .bind::<Nullable<Text>, _>(after.map(|c| c.transaction.to_string()))
+                .bind::<BigInt, _>(
+                    after.map_or(0, |c| i64::try_from(c.sequence).unwrap_or(i64::MAX)),
+                )
+                .bind::<BigInt, _>(i64::from(limit))
+                .load(&mut conn)
+                .await
+                .with_context(|| format!("reading the events of terminal {terminal}"))?;
         rows.into_iter().map(EventRow::into_event).collect()
     }
 }
@@ -108,10 +124,12 @@ mod tests {
     use checkout_domain::events::EventType;
     use checkout_domain::session::SessionState;
 
-    /// The trigger's mapping (`session_event_type` in the migration) is `EventType::of_state`.
+    /// The trigger's mapping (`session_change_event_type` in the migration) is
+    /// `EventType::of_state` for a change into a state, and `EventType::of_change` for the
+    /// merchant's capture.
     #[test]
     fn the_trigger_maps_states_as_the_domain_does() {
-        let migration = include_str!("../../../migrations/2026-11-24-000002_events/up.sql");
+        let migration = include_str!("../../../migrations/2026-11-24-000020_lifecycle/up.sql");
         for state in SessionState::ALL {
             let line = format!("WHEN {} THEN", state.code());
             match EventType::of_state(state) {
@@ -122,5 +140,14 @@ mod tests {
                 None => assert!(!migration.contains(&line), "{state}"),
             }
         }
+        let capture =
+            EventType::of_change(SessionState::ApprovedTransaction, SessionState::Successful);
+        assert_eq!(capture, Some(EventType::PaymentCaptured));
+        assert!(migration.contains(&format!(
+            "WHEN old_state = {} AND new_state = {} THEN 'payment.captured'",
+            SessionState::ApprovedTransaction.code(),
+            SessionState::Successful.code()
+        )));
+        assert!(migration.contains("THEN 'payment.refunded'"));
     }
 }

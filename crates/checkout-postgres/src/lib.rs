@@ -8,6 +8,7 @@ mod lock;
 mod migrations;
 mod models;
 mod pool;
+mod refunds;
 mod schema;
 mod sessions;
 mod store;

@@ -6,12 +6,13 @@ use anyhow::{anyhow, Context};
 use checkout_domain::auth::{OAuthClient, Role, Terminal};
 use checkout_domain::card::CardBrand;
 use checkout_domain::session::{
-    AttemptState, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, SessionKind,
-    SessionState,
+    AttemptState, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, Refund, RefundState,
+    SessionKind, SessionMoney, SessionState,
 };
 use checkout_domain::values::{
     Amount, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, DisplayText, Email,
-    InternalReference, ItemCode, LineAmount, MerchantReference, SessionId, TerminalNumber,
+    InternalReference, ItemCode, LineAmount, MerchantReference, RefundId, SessionId,
+    TerminalNumber,
 };
 use checkout_domain::SvcCode;
 use diesel::prelude::*;
@@ -20,7 +21,8 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::schema::{
-    oauth_clients, payment_attempts, payment_sessions, session_charges, session_items, terminals,
+    oauth_clients, payment_attempts, payment_refunds, payment_sessions, session_charges,
+    session_items, terminals,
 };
 
 const KIND_CHECKOUT: &str = "checkout";
@@ -48,6 +50,8 @@ pub(crate) struct SessionRow {
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
     pub current_attempt_id: Option<Uuid>,
+    pub captured_amount: Option<Decimal>,
+    pub refunded_amount: Decimal,
 }
 
 /// A new `payment_sessions` row, borrowed from the session.
@@ -78,6 +82,8 @@ pub(crate) struct NewSessionRow<'a> {
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
     pub current_attempt_id: Option<Uuid>,
+    pub captured_amount: Option<Decimal>,
+    pub refunded_amount: Decimal,
 }
 
 impl<'a> NewSessionRow<'a> {
@@ -112,6 +118,8 @@ impl<'a> NewSessionRow<'a> {
             created_at: s.created_at,
             updated_at: s.updated_at,
             current_attempt_id: s.current_attempt.map(|a| a.as_uuid()),
+            captured_amount: s.money.captured,
+            refunded_amount: s.money.refunded,
         }
     }
 }
@@ -286,6 +294,10 @@ fn build_session(
         updated_at: row.updated_at,
         current_attempt: row.current_attempt_id.map(AttemptId::from_uuid),
         expires_at: row.expires_at,
+        money: SessionMoney {
+            captured: row.captured_amount,
+            refunded: row.refunded_amount,
+        },
     })
 }
 
@@ -474,5 +486,58 @@ impl<'a> NewClientRow<'a> {
             roles: c.roles.iter().map(|r| r.as_str()).collect(),
             active: c.active,
         }
+    }
+}
+
+/// A `payment_refunds` row (without its insertion counter).
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = payment_refunds, check_for_backend(diesel::pg::Pg))]
+#[diesel(treat_none_as_default_value = false)]
+pub(crate) struct RefundRow {
+    pub id: Uuid,
+    pub session_id: Uuid,
+    pub amount: Decimal,
+    pub state: String,
+    pub processor_reference: Option<String>,
+    pub svc_code: Option<String>,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+impl RefundRow {
+    /// The row of `r`.
+    pub fn of(r: &Refund) -> Self {
+        RefundRow {
+            id: r.id.as_uuid(),
+            session_id: r.session_id.as_uuid(),
+            amount: r.amount,
+            state: r.state.as_str().to_owned(),
+            processor_reference: r.processor_reference.clone(),
+            svc_code: r.svc_code.map(|c| c.code().to_owned()),
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+impl TryFrom<RefundRow> for Refund {
+    type Error = anyhow::Error;
+
+    fn try_from(row: RefundRow) -> anyhow::Result<Refund> {
+        Ok(Refund {
+            id: RefundId::from_uuid(row.id),
+            session_id: SessionId::from_uuid(row.session_id),
+            amount: row.amount,
+            state: RefundState::parse(&row.state)
+                .ok_or_else(|| anyhow!("stored refund state {:?} is unknown", row.state))?,
+            processor_reference: row.processor_reference,
+            svc_code: row
+                .svc_code
+                .as_deref()
+                .map(|c| SvcCode::parse(c).ok_or_else(|| anyhow!("stored code {c:?} is unknown")))
+                .transpose()?,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
     }
 }

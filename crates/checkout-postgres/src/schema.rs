@@ -74,6 +74,34 @@ diesel::table! {
         updated_at -> Timestamptz,
         /// The attempt whose answer may move the session.
         current_attempt_id -> Nullable<Uuid>,
+        /// The merchant's capture, when one was made.
+        captured_amount -> Nullable<Numeric>,
+        /// The sum of the refunds the processor confirmed.
+        refunded_amount -> Numeric,
+    }
+}
+
+diesel::table! {
+    /// Refunds of captured sessions.
+    payment_refunds (id) {
+        /// `RefundId`: the processor idempotency key.
+        id -> Uuid,
+        /// Insertion order, to break ties between equal `created_at`.
+        seq -> BigInt,
+        /// The session.
+        session_id -> Uuid,
+        /// How much.
+        amount -> Numeric,
+        /// `RefundState::as_str`.
+        state -> Text,
+        /// The processor's refund reference.
+        processor_reference -> Nullable<Text>,
+        /// `SvcCode::code`.
+        svc_code -> Nullable<Text>,
+        /// When it was recorded.
+        created_at -> Timestamptz,
+        /// When it last changed.
+        updated_at -> Timestamptz,
     }
 }
 
@@ -176,6 +204,7 @@ diesel::joinable!(payment_sessions -> terminals (terminal_number));
 diesel::joinable!(session_items -> payment_sessions (session_id));
 diesel::joinable!(session_charges -> payment_sessions (session_id));
 diesel::joinable!(payment_attempts -> payment_sessions (session_id));
+diesel::joinable!(payment_refunds -> payment_sessions (session_id));
 diesel::joinable!(idempotency_keys -> terminals (terminal_number));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -185,5 +214,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     session_items,
     session_charges,
     payment_attempts,
+    payment_refunds,
     idempotency_keys,
 );

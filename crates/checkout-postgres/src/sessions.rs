@@ -3,8 +3,10 @@
 
 use anyhow::Context;
 use async_trait::async_trait;
-use checkout_domain::ports::{AttemptChange, InsertError, Recorded, SessionRepository};
-use checkout_domain::session::{PaymentAttempt, PaymentSession, SessionState};
+use checkout_domain::ports::{
+    AttemptChange, InsertError, Recorded, Reservation, SessionRepository,
+};
+use checkout_domain::session::{PaymentAttempt, PaymentSession, Refund, SessionState};
 use checkout_domain::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
 use diesel::pg::Pg;
@@ -223,6 +225,27 @@ async fn move_state(
 
 #[async_trait]
 impl SessionRepository for PgStore {
+    async fn record_capture(
+        &self,
+        id: SessionId,
+        captured: Decimal,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        self.capture_session(id, captured, at).await
+    }
+
+    async fn reserve_refund(&self, refund: &Refund) -> anyhow::Result<Reservation> {
+        self.reserve(refund).await
+    }
+
+    async fn settle_refund(&self, refund: &Refund) -> anyhow::Result<bool> {
+        self.settle(refund).await
+    }
+
+    async fn refunds(&self, session: SessionId) -> anyhow::Result<Vec<Refund>> {
+        self.refunds_of(session).await
+    }
+
     async fn insert(&self, session: &PaymentSession) -> Result<(), InsertError> {
         let row = NewSessionRow::of(session);
         let items = item_rows(session)?;

@@ -21,7 +21,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::events::EventRow;
+use crate::events::{EventRow, EVENT_COLUMNS};
 use crate::store::PgStore;
 
 type SqlUuid = diesel::sql_types::Uuid;
@@ -86,9 +86,7 @@ const CLAIM_SQL: &str = "\
     SELECT c.id AS delivery_id, c.claim AS delivery_claim, c.attempts AS delivery_attempts, w.id AS endpoint_id, \
            w.url AS endpoint_url, w.secret AS endpoint_secret, \
            CASE WHEN w.previous_secret_until > $1 THEN w.previous_secret END AS previous_secret, \
-           e.id AS event_id, e.type AS event_type, e.state AS event_state, \
-           e.occurred_at AS event_occurred_at, e.txid::text AS event_txid, e.seq AS event_seq, \
-           s.* \
+           {EVENT_COLUMNS}, s.* \
     FROM claimed c \
     JOIN webhook_endpoints w ON w.id = c.endpoint_id \
     JOIN events e ON e.id = c.event_id \
@@ -286,13 +284,14 @@ impl WebhookStore for PgStore {
         limit: u32,
     ) -> anyhow::Result<Vec<DueDelivery>> {
         let mut conn = self.conn().await?;
-        let rows: Vec<ClaimedRow> = diesel::sql_query(CLAIM_SQL)
-            .bind::<Timestamptz, _>(now)
-            .bind::<Timestamptz, _>(lease_until)
-            .bind::<BigInt, _>(i64::from(limit))
-            .load(&mut conn)
-            .await
-            .context("claiming due webhook deliveries")?;
+        let rows: Vec<ClaimedRow> =
+            diesel::sql_query(CLAIM_SQL.replace("{EVENT_COLUMNS}", EVENT_COLUMNS))
+                .bind::<Timestamptz, _>(now)
+                .bind::<Timestamptz, _>(lease_until)
+                .bind::<BigInt, _>(i64::from(limit))
+                .load(&mut conn)
+                .await
+                .context("claiming due webhook deliveries")?;
         rows.into_iter()
             .map(|row| {
                 let mut secrets = vec![SealedSecret(row.endpoint_secret)];

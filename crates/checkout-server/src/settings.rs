@@ -89,6 +89,14 @@ pub struct CheckoutSettings {
     pub reconcile_max_backoff_seconds: u32,
     /// Attempts asked about per sweep, at most (one processor call each).
     pub reconcile_batch: u32,
+    /// The earliest `expirationDateTime` a payment link request may ask for, minutes ahead.
+    pub link_expiration_min_minutes: u32,
+    /// The latest `expirationDateTime` a payment link request may ask for, minutes ahead.
+    pub link_expiration_max_minutes: u32,
+    /// The earliest `expirationDateTime` a start-payment request may ask for, minutes ahead.
+    pub checkout_expiration_min_minutes: u32,
+    /// The latest `expirationDateTime` a start-payment request may ask for, minutes ahead.
+    pub checkout_expiration_max_minutes: u32,
 }
 
 /// Which card processor adapter to use.
@@ -253,7 +261,11 @@ fn defaults() -> Value {
             "reconcile_sweep_seconds": 15,
             "reconcile_after_seconds": 30,
             "reconcile_max_backoff_seconds": 3600,
-            "reconcile_batch": 50
+            "reconcile_batch": 50,
+            "link_expiration_min_minutes": 5,
+            "link_expiration_max_minutes": 43200,
+            "checkout_expiration_min_minutes": 5,
+            "checkout_expiration_max_minutes": 1440
         },
         "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000, "sandbox_delay_ms": 0, "challenge_origins": null },
         "security": {
@@ -361,6 +373,12 @@ impl Settings {
         self.webhooks.schedule()?;
         if self.webhooks.workers == 0 || self.webhooks.batch == 0 || self.webhooks.poll_ms == 0 {
             bail!("webhook workers, batch and poll_ms must be positive");
+        }
+        let c = &self.checkout;
+        if c.link_expiration_min_minutes > c.link_expiration_max_minutes
+            || c.checkout_expiration_min_minutes > c.checkout_expiration_max_minutes
+        {
+            bail!("each *_expiration_min_minutes must be at most its *_expiration_max_minutes");
         }
         if self.security.max_body_bytes < 1024 {
             bail!("CHECKOUT__SECURITY__MAX_BODY_BYTES must be at least 1024");

@@ -1,7 +1,7 @@
 //! Production adapters of the clock and id ports: the wall clock and the OS random source.
 
 use checkout_domain::ports::{Clock, IdGenerator};
-use checkout_domain::values::{AttemptId, InternalReference, SessionId};
+use checkout_domain::values::{AttemptId, InternalReference, RefundId, SessionId};
 use time::OffsetDateTime;
 
 /// The system clock, in UTC.
@@ -40,5 +40,9 @@ impl IdGenerator for RandomIds {
 
     fn webhook_endpoint_id(&self) -> uuid::Uuid {
         uuid::Uuid::from_bytes(random_bytes())
+    }
+
+    fn refund_id(&self) -> RefundId {
+        RefundId::from_random_bytes(random_bytes())
     }
 }

@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use checkout_domain::ports::CardProcessor;
-use checkout_domain::usecases::{ReconcilePolicy, WebhookPolicy, WebhookPorts, Webhooks};
+use checkout_domain::usecases::{
+    ExpiryBounds, ReconcilePolicy, WebhookPolicy, WebhookPorts, Webhooks,
+};
 use checkout_domain::values::CallbackRule;
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
 use checkout_http::dto::JsonEventEncoder;
@@ -170,6 +172,12 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
                 * (i64::from(settings.checkout.reconcile_batch) + 1),
         ),
         ..ReconcilePolicy::default()
+    })
+    .with_expiry_bounds(ExpiryBounds {
+        link_min: minutes(settings.checkout.link_expiration_min_minutes),
+        link_max: minutes(settings.checkout.link_expiration_max_minutes),
+        checkout_min: minutes(settings.checkout.checkout_expiration_min_minutes),
+        checkout_max: minutes(settings.checkout.checkout_expiration_max_minutes),
     });
 
     let store = Arc::new(store);
@@ -192,4 +200,9 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         jwks,
         csrf_secret,
     })
+}
+
+/// `n` minutes.
+fn minutes(n: u32) -> Duration {
+    Duration::minutes(i64::from(n))
 }

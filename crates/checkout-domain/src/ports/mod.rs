@@ -13,8 +13,11 @@ mod webhooks;
 pub use events::EventLog;
 pub use idempotency::{Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse};
 pub use identity::{ClientStore, IdentityError, IdentityProvider};
-pub use processor::{AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome};
-pub use sessions::{AttemptChange, InsertError, Recorded, SessionRepository};
+pub use processor::{
+    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
+    RefundOutcome, RefundRequest,
+};
+pub use sessions::{AttemptChange, InsertError, Recorded, Reservation, SessionRepository};
 pub use system::{Clock, IdGenerator};
 pub use terminals::TerminalDirectory;
 pub use webhooks::{EventEncoder, WebhookSecrets, WebhookStore, WebhookTransport};

@@ -7,8 +7,10 @@
 
 use async_trait::async_trait;
 
+use rust_decimal::Decimal;
+
 use crate::card::CardDetails;
-use crate::values::{Amount, AttemptId, InternalReference, SessionId};
+use crate::values::{Amount, AttemptId, InternalReference, RefundId, SessionId};
 
 /// One authorisation to ask for, or to replay: the same request, field for field, every time
 /// it is sent for one attempt.
@@ -83,6 +85,52 @@ impl ProcessorOutcome {
     }
 }
 
+/// A capture of an authorisation that was not captured: the same request, field for field,
+/// every time it is sent.
+#[derive(Debug, Clone, Copy)]
+pub struct CaptureRequest<'a> {
+    /// The attempt that was authorised; its id derives the idempotency key.
+    pub attempt: AttemptId,
+    /// The processor's reference of the authorisation.
+    pub processor_reference: &'a str,
+    /// How much to capture: at most the authorised amount.
+    pub amount: Amount,
+}
+
+/// A refund of captured money: the same request, field for field, every time it is sent for
+/// one refund.
+#[derive(Debug, Clone, Copy)]
+pub struct RefundRequest<'a> {
+    /// The refund; its id is the idempotency key.
+    pub refund: RefundId,
+    /// The processor's reference of the captured payment.
+    pub processor_reference: &'a str,
+    /// How much to refund.
+    pub amount: Amount,
+}
+
+/// What the processor says of a refund.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundOutcome {
+    /// The money was returned.
+    Succeeded {
+        /// The processor's refund reference.
+        refund_reference: String,
+    },
+    /// Accepted, not final yet: the money may or may not be returned.
+    Pending {
+        /// The processor's refund reference.
+        refund_reference: String,
+    },
+    /// The processor failed the refund: nothing was returned.
+    Failed {
+        /// The processor's refund reference, when it made one.
+        refund_reference: Option<String>,
+        /// Why, safe to show (no card data).
+        reason: String,
+    },
+}
+
 /// A processor failure, mapped to SVC_003 or SVC_004.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProcessorError {
@@ -150,5 +198,27 @@ pub trait CardProcessor: Send + Sync {
     /// MUST answer `Canceled` only when the processor confirmed the cancel (or it was
     /// cancelled before); when the authorisation had already succeeded or failed, MUST answer
     /// what it holds (`Approved`, `Declined`) instead of cancelling. MUST be idempotent.
+    ///
+    /// This is also the merchant's void of an authorisation held without capture
+    /// (`Approved { captured: false }`): `Canceled` means the processor released it.
     async fn cancel(&self, processor_reference: &str) -> Result<ProcessorOutcome, ProcessorError>;
+
+    /// Captures `request.amount` of an authorisation held without capture, and returns the
+    /// amount the processor holds captured.
+    ///
+    /// MUST send an idempotency key derived from `request.attempt`, so that a replay of the
+    /// same request never captures twice and returns what the first did. When the
+    /// authorisation was already captured, MUST answer the amount captured rather than an
+    /// error. MUST return `Controlled` only when the processor refused the capture and
+    /// certainly captured nothing (an authorisation cancelled or expired, an amount above the
+    /// authorised one); any doubt is `Communication`. MUST time out.
+    async fn capture(&self, request: CaptureRequest<'_>) -> Result<Decimal, ProcessorError>;
+
+    /// Refunds `request.amount` of a captured payment.
+    ///
+    /// MUST send `request.refund`'s idempotency key, so that sending the same request again
+    /// never refunds twice and answers what the first did. MUST answer `Failed` or
+    /// `Controlled` only when the processor said nothing was refunded; any doubt (a timeout,
+    /// a 5xx, a concurrent request with the same key) is `Communication`. MUST time out.
+    async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError>;
 }

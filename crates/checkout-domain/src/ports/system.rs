@@ -2,7 +2,7 @@
 
 use time::OffsetDateTime;
 
-use crate::values::{AttemptId, InternalReference, SessionId};
+use crate::values::{AttemptId, InternalReference, RefundId, SessionId};
 
 /// The current time.
 pub trait Clock: Send + Sync {
@@ -24,4 +24,6 @@ pub trait IdGenerator: Send + Sync {
 
     /// A new webhook endpoint id; MUST NOT repeat.
     fn webhook_endpoint_id(&self) -> uuid::Uuid;
+    /// A new refund id; MUST NOT repeat (it is the processor idempotency key).
+    fn refund_id(&self) -> RefundId;
 }

@@ -1,16 +1,19 @@
 //! The payment session aggregate, its line items, charges and payment attempts.
 
 mod attempt;
+mod refund;
 mod request;
 mod state;
 
 pub use attempt::{AttemptState, PaymentAttempt};
+pub use refund::{Refund, RefundState};
 pub use request::{
     parse_transaction_reference, ChargeRequest, ItemRequest, NewSession, SessionFlow,
     SessionRequest, MAX_CHARGES, MAX_ITEMS,
 };
 pub use state::{IllegalTransition, SessionEvent, SessionState};
 
+use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use url::Url;
 
@@ -78,8 +81,9 @@ pub struct Charge {
 /// A payment session: what the merchant asked to collect, and where it stands.
 ///
 /// Sessions are made by the start-payment and payment-link use cases from a validated
-/// [`SessionRequest`]; afterwards only `state` and `updated_at` change, and only through
-/// [`SessionState::apply`] and the repository's guarded transition.
+/// [`SessionRequest`]; afterwards only `state`, `updated_at` and the money moved after the
+/// payment (`money`) change, and only through [`SessionState::apply`] and the repository's
+/// guarded writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaymentSession {
     /// The `checkoutSessionId`.
@@ -115,9 +119,31 @@ pub struct PaymentSession {
     pub updated_at: OffsetDateTime,
     /// After this instant it can no longer be paid (for links: `expirationDateTime`).
     pub expires_at: OffsetDateTime,
+    /// What the merchant captured and refunded after the payment.
+    pub money: SessionMoney,
+}
+
+/// The money a session moved after its authorisation: what was captured and refunded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionMoney {
+    /// The amount the merchant captured (a partial capture is less than the session's
+    /// amount); `None` when no capture of the merchant's was recorded (a payment captured
+    /// with its authorisation captured the whole amount).
+    pub captured: Option<Decimal>,
+    /// The sum of the refunds the processor confirmed.
+    pub refunded: Decimal,
 }
 
 impl PaymentSession {
+    /// The amount captured: the merchant's capture, else the whole amount once Successful;
+    /// zero while nothing is captured.
+    pub fn captured_amount(&self) -> Decimal {
+        match self.state {
+            SessionState::Successful => self.money.captured.unwrap_or(self.amount.value()),
+            _ => Decimal::ZERO,
+        }
+    }
+
     /// True when the expiry has passed at `now`.
     pub fn is_past_expiry(&self, now: OffsetDateTime) -> bool {
         now >= self.expires_at

@@ -2,6 +2,8 @@
 //! spec's field rules (sections 2.2, 7.3, 7.4 and 8).
 
 use rust_decimal::Decimal;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
 
 use super::{Callbacks, Charge, Item};
 use crate::error::ValidationErrors;
@@ -64,6 +66,9 @@ pub struct SessionRequest {
     pub additional_charges: Vec<ChargeRequest>,
     /// `items`.
     pub items: Vec<ItemRequest>,
+    /// `expirationDateTime`: when the session stops being payable, UTC, ISO 8601 (RFC 3339
+    /// with `Z`); the policy's validity when absent.
+    pub expiration_date_time: Option<String>,
 }
 
 /// A request that passed validation; the use case adds ids, times and state.
@@ -87,6 +92,8 @@ pub struct NewSession {
     pub items: Vec<Item>,
     /// Additional charges.
     pub charges: Vec<Charge>,
+    /// The requested expiry, when given (its bounds are the use case's to check).
+    pub expires_at: Option<OffsetDateTime>,
 }
 
 /// The most line items one session may carry.
@@ -256,6 +263,24 @@ impl Checker {
                         .add(field, format!("{field} must be one of: es, en."))
                 })
                 .ok(),
+        }
+    }
+
+    /// An optional instant in UTC, ISO 8601 (RFC 3339 with `Z` or `+00:00`).
+    fn utc_instant(&mut self, field: &str, value: &Option<String>) -> Option<OffsetDateTime> {
+        let text = present(value)?;
+        match OffsetDateTime::parse(text, &Rfc3339) {
+            Ok(at) if at.offset().is_utc() => Some(at),
+            _ => {
+                self.errors.add(
+                    field,
+                    format!(
+                        "{field} must be a UTC date and time in ISO 8601, such as \
+                         2026-11-23T12:00:00Z."
+                    ),
+                );
+                None
+            }
         }
     }
 
@@ -458,6 +483,8 @@ impl SessionRequest {
             })
             .collect();
 
+        let expires_at = c.utc_instant("ExpirationDateTime", &self.expiration_date_time);
+
         let errors = c.errors;
         match (amount, reference) {
             (Some(amount), Some(reference)) if errors.is_empty() => Ok(NewSession {
@@ -470,6 +497,7 @@ impl SessionRequest {
                 culture,
                 items: items.into_iter().flatten().collect(),
                 charges: charges.into_iter().flatten().collect(),
+                expires_at,
             }),
             _ => Err(errors),
         }

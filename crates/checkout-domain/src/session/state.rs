@@ -24,8 +24,12 @@ pub enum SessionState {
     ChallengeRequired,
     /// Terminal: the session expired unpaid; its merchant reference is free again. Code 6.
     Expired,
-    /// Terminal: the payer cancelled (the back button of the checkout page). Code 7.
+    /// Terminal: cancelled unpaid, by the payer (the back button of the checkout page) or by
+    /// the merchant (`POST /pay/api/payment/{id}/cancel`). Code 7.
     Cancelled,
+    /// Terminal: the merchant voided an authorisation that was never captured; the payer's
+    /// funds are released. Code 8.
+    Voided,
 }
 
 /// Something that happened to a session.
@@ -49,12 +53,18 @@ pub enum SessionEvent {
     /// authorisation cancelled at the processor (Processing or ChallengeRequired → Pending),
     /// so the payer may try again.
     AttemptVoided,
-    /// The payer cancelled (Pending or ChallengeRequired → Cancelled). From
+    /// The payer or the merchant cancelled (Pending or ChallengeRequired → Cancelled). From
     /// ChallengeRequired only after the processor confirmed the authorisation cancelled.
     PayerCancelled,
     /// The session's expiry passed unpaid (Pending or ChallengeRequired → Expired). From
     /// ChallengeRequired only after the processor confirmed the authorisation cancelled.
     ExpiryPassed,
+    /// The merchant captured an authorisation, as the processor confirmed
+    /// (ApprovedTransaction → Successful).
+    MerchantCaptured,
+    /// The merchant voided an authorisation, as the processor confirmed
+    /// (ApprovedTransaction → Voided).
+    MerchantVoided,
 }
 
 /// A move the state machine refuses.
@@ -69,7 +79,7 @@ pub struct IllegalTransition {
 
 impl SessionState {
     /// Every state.
-    pub const ALL: [SessionState; 8] = [
+    pub const ALL: [SessionState; 9] = [
         SessionState::Pending,
         SessionState::Successful,
         SessionState::Failed,
@@ -78,6 +88,7 @@ impl SessionState {
         SessionState::ChallengeRequired,
         SessionState::Expired,
         SessionState::Cancelled,
+        SessionState::Voided,
     ];
 
     /// Decides every transition: the state after `event`, or [`IllegalTransition`].
@@ -94,6 +105,8 @@ impl SessionState {
             (S::Processing | S::ChallengeRequired, E::AttemptVoided) => S::Pending,
             (S::Pending | S::ChallengeRequired, E::PayerCancelled) => S::Cancelled,
             (S::Pending | S::ChallengeRequired, E::ExpiryPassed) => S::Expired,
+            (S::ApprovedTransaction, E::MerchantCaptured) => S::Successful,
+            (S::ApprovedTransaction, E::MerchantVoided) => S::Voided,
             (from, event) => return Err(IllegalTransition { from, event }),
         };
         Ok(next)
@@ -110,6 +123,7 @@ impl SessionState {
             SessionState::ChallengeRequired => 5,
             SessionState::Expired => 6,
             SessionState::Cancelled => 7,
+            SessionState::Voided => 8,
         }
     }
 
@@ -129,10 +143,12 @@ impl SessionState {
             SessionState::ChallengeRequired => "ChallengeRequired",
             SessionState::Expired => "Expired",
             SessionState::Cancelled => "Cancelled",
+            SessionState::Voided => "Voided",
         }
     }
 
-    /// True when no event can move the session any more.
+    /// True for the final states: no payer or processor event moves the session any more.
+    /// (The merchant may still capture or void an ApprovedTransaction.)
     pub fn is_terminal(self) -> bool {
         matches!(
             self,
@@ -141,6 +157,7 @@ impl SessionState {
                 | SessionState::ApprovedTransaction
                 | SessionState::Expired
                 | SessionState::Cancelled
+                | SessionState::Voided
         )
     }
 

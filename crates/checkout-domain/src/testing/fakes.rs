@@ -11,7 +11,7 @@ use super::InMemoryClients;
 use crate::auth::{Claims, ClientCredentials, IssuedToken, Secret};
 use crate::error::AuthFailure;
 use crate::ports::{ClientStore, Clock, IdGenerator, IdentityError, IdentityProvider};
-use crate::values::{AttemptId, InternalReference, SessionId};
+use crate::values::{AttemptId, InternalReference, RefundId, SessionId};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -78,6 +78,10 @@ impl IdGenerator for SequentialIds {
 
     fn webhook_endpoint_id(&self) -> uuid::Uuid {
         uuid::Uuid::from_bytes(self.bytes(0xeb))
+    }
+
+    fn refund_id(&self) -> RefundId {
+        RefundId::from_random_bytes(self.bytes(0xef))
     }
 }
 

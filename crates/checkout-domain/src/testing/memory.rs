@@ -4,15 +4,18 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use rust_decimal::Decimal;
 use time::OffsetDateTime;
 
 use crate::auth::{OAuthClient, Role, Terminal};
 use crate::events::{EventCursor, EventType, PaymentEvent};
 use crate::ports::{
-    AttemptChange, ClientStore, EventLog, InsertError, Recorded, SessionRepository,
+    AttemptChange, ClientStore, EventLog, InsertError, Recorded, Reservation, SessionRepository,
     TerminalDirectory,
 };
-use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionState};
+use crate::session::{
+    AttemptState, PaymentAttempt, PaymentSession, Refund, RefundState, SessionState,
+};
 use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -23,6 +26,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 struct Tables {
     sessions: HashMap<SessionId, PaymentSession>,
     attempts: Vec<PaymentAttempt>,
+    refunds: Vec<Refund>,
     events: Vec<PaymentEvent>,
 }
 
@@ -33,27 +37,35 @@ impl Tables {
         let Some(session) = self.sessions.get_mut(&id) else {
             return;
         };
-        let changed = session.state != to;
+        let kind = EventType::of_change(session.state, to);
         session.state = to;
         session.updated_at = at;
+        if let Some(kind) = kind {
+            self.write_event(id, kind, at);
+        }
+    }
+
+    /// Writes event `kind` of session `id` as it stands now.
+    fn write_event(&mut self, id: SessionId, kind: EventType, at: OffsetDateTime) {
+        let Some(session) = self.sessions.get(&id) else {
+            return;
+        };
         let snapshot = PaymentSession {
             items: Vec::new(),
             charges: Vec::new(),
             ..session.clone()
         };
-        if let (true, Some(kind)) = (changed, EventType::of_state(to)) {
-            let sequence = self.events.len() as u64 + 1;
-            self.events.push(PaymentEvent {
-                id: uuid::Uuid::from_u128(u128::from(sequence) << 64 | 0xe7),
-                kind,
-                occurred_at: at,
-                cursor: EventCursor {
-                    transaction: 0,
-                    sequence,
-                },
-                session: snapshot,
-            });
-        }
+        let sequence = self.events.len() as u64 + 1;
+        self.events.push(PaymentEvent {
+            id: uuid::Uuid::from_u128(u128::from(sequence) << 64 | 0xe7),
+            kind,
+            occurred_at: at,
+            cursor: EventCursor {
+                transaction: 0,
+                sequence,
+            },
+            session: snapshot,
+        });
     }
 }
 
@@ -285,6 +297,77 @@ impl SessionRepository for InMemorySessions {
             (n + 1, oldest)
         });
         Ok((count, oldest))
+    }
+
+    async fn record_capture(
+        &self,
+        id: SessionId,
+        captured: Decimal,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        match t.sessions.get_mut(&id) {
+            Some(s) if s.state == SessionState::ApprovedTransaction => {
+                s.money.captured = Some(captured);
+            }
+            _ => return Ok(false),
+        }
+        t.move_session(id, SessionState::Successful, at);
+        Ok(true)
+    }
+
+    async fn reserve_refund(&self, refund: &Refund) -> anyhow::Result<Reservation> {
+        let mut t = lock(&self.tables);
+        let Some(session) = t.sessions.get(&refund.session_id) else {
+            anyhow::bail!("no session {}", refund.session_id);
+        };
+        if session.state != SessionState::Successful {
+            return Ok(Reservation::NotCaptured(session.state));
+        }
+        let reserved: Decimal = t
+            .refunds
+            .iter()
+            .filter(|r| r.session_id == refund.session_id && r.state.reserves())
+            .map(|r| r.amount)
+            .sum();
+        let refundable = session.captured_amount() - reserved;
+        if refund.amount > refundable {
+            return Ok(Reservation::Exceeds { refundable });
+        }
+        t.refunds.push(refund.clone());
+        Ok(Reservation::Reserved)
+    }
+
+    async fn settle_refund(&self, refund: &Refund) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        let Some(stored) = t.refunds.iter_mut().find(|r| r.id == refund.id) else {
+            return Ok(false);
+        };
+        if !RefundState::UNSETTLED.contains(&stored.state) {
+            return Ok(false);
+        }
+        *stored = refund.clone();
+        if refund.state == RefundState::Succeeded {
+            if let Some(s) = t.sessions.get_mut(&refund.session_id) {
+                s.money.refunded += refund.amount;
+                s.updated_at = refund.updated_at;
+            }
+            t.write_event(
+                refund.session_id,
+                EventType::PaymentRefunded,
+                refund.updated_at,
+            );
+        }
+        Ok(true)
+    }
+
+    async fn refunds(&self, session: SessionId) -> anyhow::Result<Vec<Refund>> {
+        Ok(lock(&self.tables)
+            .refunds
+            .iter()
+            .filter(|r| r.session_id == session)
+            .cloned()
+            .collect())
     }
 
     /// Like the PostgreSQL adapter, leaves the items and charges out, so that a use case that

@@ -8,10 +8,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use rust_decimal::Decimal;
 
 use crate::card::CardDetails;
-use crate::ports::{AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome};
-use crate::values::{AttemptId, SessionId};
+use crate::ports::{
+    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
+    RefundOutcome, RefundRequest,
+};
+use crate::values::{AttemptId, RefundId, SessionId};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -36,6 +40,10 @@ struct Ledger {
     sessions: HashMap<AttemptId, SessionId>,
     /// The attempt behind each processor reference.
     by_reference: HashMap<String, AttemptId>,
+    /// The amount captured by a merchant's capture, per processor reference.
+    captured: HashMap<String, Decimal>,
+    /// Every refund executed, by refund id (idempotency key): its reference and answer.
+    refunds: HashMap<RefundId, (String, Decimal, RefundOutcome)>,
 }
 
 impl Ledger {
@@ -66,6 +74,7 @@ pub struct FakeProcessor {
     challenge_calls: AtomicU64,
     cancel_calls: AtomicU64,
     tokens: AtomicU64,
+    refund_script: Mutex<VecDeque<Result<RefundOutcome, ProcessorError>>>,
 }
 
 /// An approval with capture, as the default script answers.
@@ -96,6 +105,25 @@ impl FakeProcessor {
     /// answer is lost as `error` (a 4xx, a timeout).
     pub fn push_challenge_error(&self, error: ProcessorError) {
         lock(&self.challenge_script).push_back(error);
+    }
+
+    /// The next new refund is answered `answer` instead of succeeding (a `Communication`
+    /// error means the refund was done and its answer lost).
+    pub fn push_refund(&self, answer: Result<RefundOutcome, ProcessorError>) {
+        lock(&self.refund_script).push_back(answer);
+    }
+
+    /// The refunds the processor holds as succeeded (or done with a lost answer) for the
+    /// payment `reference`: their amounts.
+    pub fn refunds_of(&self, reference: &str) -> Vec<Decimal> {
+        lock(&self.ledger)
+            .refunds
+            .values()
+            .filter(|(r, _, outcome)| {
+                r == reference && !matches!(outcome, RefundOutcome::Failed { .. })
+            })
+            .map(|(_, amount, _)| *amount)
+            .collect()
     }
 
     /// The next `tokenize` fails with `error`.
@@ -287,5 +315,66 @@ impl CardProcessor for FakeProcessor {
             }
             other => Ok(other.clone()),
         }
+    }
+
+    async fn capture(&self, request: CaptureRequest<'_>) -> Result<Decimal, ProcessorError> {
+        self.check_up()?;
+        let mut ledger = lock(&self.ledger);
+        let reference = request.processor_reference;
+        let Some((attempt, holding)) = ledger.holding(reference) else {
+            return Err(ProcessorError::Controlled("no such payment".into()));
+        };
+        match holding {
+            ProcessorOutcome::Approved { captured: true, .. } => Ok(ledger
+                .captured
+                .get(reference)
+                .copied()
+                .unwrap_or(request.amount.value())),
+            ProcessorOutcome::Approved {
+                captured: false, ..
+            } => {
+                ledger.set(attempt, approved(reference));
+                ledger
+                    .captured
+                    .insert(reference.to_owned(), request.amount.value());
+                Ok(request.amount.value())
+            }
+            _ => Err(ProcessorError::Controlled(
+                "the payment holds no authorisation to capture".into(),
+            )),
+        }
+    }
+
+    async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError> {
+        self.check_up()?;
+        let mut ledger = lock(&self.ledger);
+        if let Some((_, _, outcome)) = ledger.refunds.get(&request.refund) {
+            return Ok(outcome.clone());
+        }
+        let reference = request.processor_reference;
+        if !matches!(
+            ledger.holding(reference),
+            Some((_, ProcessorOutcome::Approved { captured: true, .. }))
+        ) {
+            return Err(ProcessorError::Controlled("no captured payment".into()));
+        }
+        let done = RefundOutcome::Succeeded {
+            refund_reference: format!("re_{}", request.refund),
+        };
+        let answer = lock(&self.refund_script)
+            .pop_front()
+            .unwrap_or(Ok(done.clone()));
+        let really = match &answer {
+            Ok(outcome) => Some(outcome.clone()),
+            Err(ProcessorError::Communication(_)) => Some(done),
+            Err(ProcessorError::Controlled(_)) => None,
+        };
+        if let Some(really) = really {
+            ledger.refunds.insert(
+                request.refund,
+                (reference.to_owned(), request.amount.value(), really),
+            );
+        }
+        answer
     }
 }

@@ -1,8 +1,11 @@
-//! Use case: the payer cancels an integrated checkout (the page's back button).
+//! Use cases: the payer cancels an integrated checkout (the page's back button), and the
+//! merchant withdraws a session that has not been paid (`POST /pay/api/payment/{id}/cancel`).
+//! Both end the session by the same rules.
 
 use super::{Checkout, PaymentOutcome, PaymentResult};
+use crate::auth::Claims;
 use crate::error::{CheckoutError, SvcCode};
-use crate::session::{SessionEvent, SessionKind, SessionState};
+use crate::session::{PaymentSession, SessionEvent, SessionKind, SessionState};
 use crate::values::SessionId;
 
 impl Checkout {
@@ -23,6 +26,42 @@ impl Checkout {
                 "Payment links cannot be cancelled from the payment page.",
             ));
         }
+        self.cancel_unpaid(session).await
+    }
+
+    /// POST /pay/api/payment/{checkoutSessionId}/cancel: the merchant withdraws one of its
+    /// sessions (a link or a checkout) that has not been paid, by the same rules as the
+    /// payer's cancel; returns the session, Cancelled.
+    ///
+    /// Errors: SVC_007 for an unknown id or another terminal's session; SVC_008 when the
+    /// session is not Pending or waiting for a challenge (paid, failed, expired, cancelled,
+    /// or a card being processed), and nothing changes; SVC_003 when the processor could not
+    /// confirm the cancel of a challenge's authorisation, and nothing changes.
+    pub async fn withdraw_payment(
+        &self,
+        caller: &Claims,
+        id: SessionId,
+    ) -> Result<PaymentSession, CheckoutError> {
+        let session = self.payment_status(caller, id).await?;
+        let outcome = self.cancel_unpaid(session).await?;
+        match outcome.result {
+            PaymentResult::Cancelled => Ok(outcome.session),
+            PaymentResult::Unresolved => Err(CheckoutError::svc_with(
+                SvcCode::Svc003,
+                "The processor could not confirm that the payer's authorisation is cancelled; \
+                 nothing changed. Retry the cancel.",
+            )),
+            _ => Err(not_reversible(&outcome.session, "cancelled")),
+        }
+    }
+
+    /// Ends `session` as Cancelled if it is Pending or awaiting a challenge (the
+    /// authorisation cancelled at the processor first); any other state is left as it is
+    /// ([`PaymentResult::AlreadyHandled`]).
+    async fn cancel_unpaid(
+        &self,
+        session: PaymentSession,
+    ) -> Result<PaymentOutcome, CheckoutError> {
         match session.state {
             SessionState::Pending => {
                 let to = session.state.apply(SessionEvent::PayerCancelled)?;
@@ -50,4 +89,17 @@ impl Checkout {
             }),
         }
     }
+}
+
+/// SVC_008 for a session whose state does not allow what the merchant asked (`what`: "cancelled",
+/// "captured", ...), naming the state.
+pub(super) fn not_reversible(session: &PaymentSession, what: &str) -> CheckoutError {
+    CheckoutError::svc_with(
+        SvcCode::Svc008,
+        format!(
+            "The payment is {} (state code {}) and cannot be {what}; nothing changed.",
+            session.state.name(),
+            session.state.code()
+        ),
+    )
 }

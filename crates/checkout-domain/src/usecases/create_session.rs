@@ -1,14 +1,14 @@
 //! Use cases: start payment (integrated checkout) and generate payment link.
 
-use time::OffsetDateTime;
+use time::{Duration, OffsetDateTime};
 
 use super::Checkout;
 use crate::auth::{Claims, Terminal};
 use crate::error::{CheckoutError, SvcCode, ValidationErrors};
 use crate::ports::InsertError;
 use crate::session::{
-    Callbacks, NewSession, PaymentSession, SessionEvent, SessionFlow, SessionKind, SessionRequest,
-    SessionState,
+    Callbacks, NewSession, PaymentSession, SessionEvent, SessionFlow, SessionKind, SessionMoney,
+    SessionRequest, SessionState,
 };
 use crate::values::{CallbackHosts, TerminalNumber};
 
@@ -63,6 +63,9 @@ impl Checkout {
             check_callback_hosts(hosts, callbacks)?;
         }
         let now = self.now();
+        if let Some(at) = new.expires_at {
+            self.check_expiry(flow, at, now)?;
+        }
         let session = self.build_session(new, terminal.number, flow, now);
 
         // A reference is held by in-flight and completed sessions only (spec 7.4.1). When the
@@ -130,6 +133,34 @@ impl Checkout {
         }
     }
 
+    /// Refuses (400 naming `ExpirationDateTime`) a requested expiry outside the policy's
+    /// bounds for `flow`.
+    fn check_expiry(
+        &self,
+        flow: SessionFlow,
+        at: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<(), CheckoutError> {
+        let bounds = self.policy.expiry_bounds;
+        let (min, max) = match flow {
+            SessionFlow::PaymentLink => (bounds.link_min, bounds.link_max),
+            SessionFlow::IntegratedCheckout => (bounds.checkout_min, bounds.checkout_max),
+        };
+        if at < now + min || at > now + max {
+            let mut errors = ValidationErrors::new();
+            errors.add(
+                "ExpirationDateTime",
+                format!(
+                    "ExpirationDateTime must be between {} and {} from now.",
+                    describe(min),
+                    describe(max)
+                ),
+            );
+            return Err(errors.into());
+        }
+        Ok(())
+    }
+
     fn build_session(
         &self,
         new: NewSession,
@@ -160,7 +191,8 @@ impl Checkout {
             current_attempt: None,
             created_at: now,
             updated_at: now,
-            expires_at: now + validity,
+            expires_at: new.expires_at.unwrap_or(now + validity),
+            money: SessionMoney::default(),
         }
     }
 }
@@ -183,4 +215,16 @@ fn check_callback_hosts(hosts: &CallbackHosts, callbacks: &Callbacks) -> Result<
         }
     }
     Ok(errors.into_result(())?)
+}
+
+/// A duration as "30 days", "24 hours" or "5 minutes".
+fn describe(d: Duration) -> String {
+    let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    if d.whole_days() > 1 && d == Duration::days(d.whole_days()) {
+        plural(d.whole_days(), "day")
+    } else if d.whole_hours() > 0 && d == Duration::hours(d.whole_hours()) {
+        plural(d.whole_hours(), "hour")
+    } else {
+        plural(d.whole_minutes(), "minute")
+    }
 }

@@ -148,7 +148,7 @@ impl Checkout {
     }
 
     /// Claims the key, runs `operation` if the claim is won, and saves or releases the key.
-    async fn run_once<T, F, R>(
+    pub(super) async fn run_once<T, F, R>(
         &self,
         caller: &Claims,
         once: &IdempotentRequest,

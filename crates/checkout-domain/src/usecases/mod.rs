@@ -2,6 +2,7 @@
 
 mod authenticate;
 mod cancel_payment;
+mod capture_payment;
 mod complete_challenge;
 mod create_session;
 mod expire_sessions;
@@ -12,7 +13,9 @@ mod list_events;
 mod open_page;
 mod process_payment;
 mod reconcile;
+mod refund_payment;
 mod settle;
+mod void_payment;
 mod webhooks;
 
 pub use create_session::PaymentLink;
@@ -23,6 +26,7 @@ pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};
 pub use reconcile::{ReconcilePolicy, ReconcileReport};
+pub use refund_payment::RefundDone;
 pub use webhooks::{
     CreatedEndpoint, DeliveryRun, RotatedSecret, WebhookPolicy, WebhookPorts, Webhooks,
     MAX_DELIVERIES_LOGGED,
@@ -30,16 +34,17 @@ pub use webhooks::{
 
 use std::sync::Arc;
 
+use rust_decimal::Decimal;
 use time::{Duration, OffsetDateTime};
 use url::Url;
 
-use crate::error::{CheckoutError, SvcCode};
+use crate::error::{CheckoutError, SvcCode, ValidationErrors};
 use crate::ports::{
     CardProcessor, Clock, EventLog, IdGenerator, IdempotencyStore, IdentityProvider,
     SessionRepository, TerminalDirectory,
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
-use crate::values::{CallbackRule, SessionId};
+use crate::values::{Amount, AmountError, CallbackRule, SessionId};
 
 /// The adapters the use cases run over.
 #[derive(Clone)]
@@ -81,6 +86,35 @@ pub struct CheckoutPolicy {
     pub reconcile: ReconcilePolicy,
     /// How long idempotency keys replay, and how long a running request holds its key.
     pub idempotency: IdempotencyPolicy,
+    /// The earliest and latest `expirationDateTime` a request may ask for, per kind.
+    pub expiry_bounds: ExpiryBounds,
+}
+
+/// How far from now a requested `expirationDateTime` may be: `[min, max]` after the request,
+/// for payment links and for integrated checkouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpiryBounds {
+    /// Links: at least this far ahead.
+    pub link_min: Duration,
+    /// Links: at most this far ahead.
+    pub link_max: Duration,
+    /// Integrated checkouts: at least this far ahead.
+    pub checkout_min: Duration,
+    /// Integrated checkouts: at most this far ahead.
+    pub checkout_max: Duration,
+}
+
+impl Default for ExpiryBounds {
+    /// Links 5 minutes to 30 days; integrated checkouts 5 minutes to 24 hours (a payer is
+    /// being redirected to the page: a day covers any browser session).
+    fn default() -> Self {
+        ExpiryBounds {
+            link_min: Duration::minutes(5),
+            link_max: Duration::days(30),
+            checkout_min: Duration::minutes(5),
+            checkout_max: Duration::hours(24),
+        }
+    }
 }
 
 /// Why a policy was refused.
@@ -127,6 +161,7 @@ impl CheckoutPolicy {
             processor_return_base,
             reconcile: ReconcilePolicy::default(),
             idempotency: IdempotencyPolicy::default(),
+            expiry_bounds: ExpiryBounds::default(),
         })
     }
 
@@ -139,6 +174,12 @@ impl CheckoutPolicy {
     /// The same policy with other reconciliation settings.
     pub fn with_reconcile(mut self, reconcile: ReconcilePolicy) -> Self {
         self.reconcile = reconcile;
+        self
+    }
+
+    /// The same policy with other bounds for a requested `expirationDateTime`.
+    pub fn with_expiry_bounds(mut self, bounds: ExpiryBounds) -> Self {
+        self.expiry_bounds = bounds;
         self
     }
 
@@ -242,6 +283,26 @@ impl Checkout {
                 .session),
             _ => Ok(session),
         }
+    }
+
+    /// `value` as an amount of `session`'s currency; a 400 naming `Amount` when it is not
+    /// greater than 0, has more decimals than the currency or is too large.
+    fn amount_of(&self, session: &PaymentSession, value: Decimal) -> Result<Amount, CheckoutError> {
+        let currency = session.amount.currency();
+        Amount::new(value, currency).map_err(|e| {
+            let message = match e {
+                AmountError::NotPositive | AmountError::Negative => {
+                    "Amount must be greater than 0.".to_owned()
+                }
+                AmountError::TooPrecise(n) => {
+                    format!("Amount must have at most {n} decimal places for {currency}.")
+                }
+                AmountError::TooLarge => "Amount is too large.".to_owned(),
+            };
+            let mut errors = ValidationErrors::new();
+            errors.add("Amount", message);
+            CheckoutError::Validation(errors)
+        })
     }
 
     /// Reads a session again after a lost compare-and-set.

@@ -258,6 +258,23 @@ impl Checkout {
             .ok_or_else(|| anyhow::anyhow!("attempt {id} of session {} is missing", session.id))?)
     }
 
+    /// The session's current attempt and the processor's reference of it; an error when it
+    /// has none (a session that reached the processor always has one).
+    pub(super) async fn processor_reference(
+        &self,
+        session: &PaymentSession,
+    ) -> Result<(PaymentAttempt, String), CheckoutError> {
+        let attempt = self.current_attempt(session).await?;
+        let reference = attempt.processor_reference.clone().ok_or_else(|| {
+            anyhow::anyhow!(
+                "attempt {} of session {} has no processor reference",
+                attempt.id,
+                session.id
+            )
+        })?;
+        Ok((attempt, reference))
+    }
+
     /// Ends a session that waits for a challenge, because the payer cancelled or its expiry
     /// passed (`event`): the authorisation is cancelled at the processor first, and the session
     /// ends only when the processor confirmed the cancel. If the processor says the challenge
@@ -268,13 +285,7 @@ impl Checkout {
         session: PaymentSession,
         event: SessionEvent,
     ) -> Result<PaymentOutcome, CheckoutError> {
-        let attempt = self.current_attempt(&session).await?;
-        let reference = attempt.processor_reference.clone().ok_or_else(|| {
-            anyhow::anyhow!(
-                "challenge attempt {} has no processor reference",
-                attempt.id
-            )
-        })?;
+        let (attempt, reference) = self.processor_reference(&session).await?;
         let expected = [AttemptState::RequiresAction];
         match self.ports.processor.cancel(&reference).await {
             Ok(ProcessorOutcome::Canceled { .. }) => {

@@ -155,3 +155,42 @@ impl fmt::Debug for AttemptId {
         write!(f, "AttemptId({self})")
     }
 }
+
+/// The id of one refund; also the idempotency key sent to the card processor, so that a
+/// replayed refund request can never refund twice.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefundId(Uuid);
+
+impl RefundId {
+    /// Builds an id from 16 random bytes.
+    pub fn from_random_bytes(bytes: [u8; 16]) -> Self {
+        RefundId(Uuid::from_bytes(bytes))
+    }
+
+    /// The id as a UUID value (for storage).
+    pub fn as_uuid(&self) -> Uuid {
+        self.0
+    }
+
+    /// Rebuilds an id read back from storage.
+    pub fn from_uuid(uuid: Uuid) -> Self {
+        RefundId(uuid)
+    }
+
+    /// The idempotency key for the processor call of this refund.
+    pub fn idempotency_key(&self) -> String {
+        format!("hc-refund-{}", self.0.hyphenated())
+    }
+}
+
+impl fmt::Display for RefundId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0.hyphenated(), f)
+    }
+}
+
+impl fmt::Debug for RefundId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RefundId({self})")
+    }
+}

@@ -12,6 +12,6 @@ pub use callback::{CallbackHosts, CallbackRule, CallbackUrl, InvalidHost, Invali
 pub use contact::{Culture, Email, InvalidEmail, UnknownCulture};
 pub use currency::{Currency, UnknownCurrency};
 pub use idempotency::{IdempotencyKey, RequestFingerprint};
-pub use ids::{AttemptId, InternalReference, InvalidId, SessionId};
+pub use ids::{AttemptId, InternalReference, InvalidId, RefundId, SessionId};
 pub use money::{Amount, AmountError, LineAmount};
 pub use text::{DisplayText, ItemCode, MerchantReference, TerminalNumber, TextError};

@@ -36,6 +36,7 @@ pub fn start_request(reference: &str) -> SessionRequest {
         culture: None,
         additional_charges: vec![charge("USD")],
         items: vec![item("USD")],
+        expiration_date_time: None,
     }
 }
 

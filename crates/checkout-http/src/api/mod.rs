@@ -1,10 +1,14 @@
 //! The JSON API routes (spec 4.1–4.4), the lookup of sessions by merchant reference, the
-//! event feed and webhook endpoints, and the public keys.
+//! event feed and webhook endpoints, the merchant's actions after a payment (cancel, capture,
+//! void, refunds), and the public keys.
 
 pub mod by_reference;
+pub mod cancel;
+pub mod capture;
 pub mod events;
 pub mod jwks;
 pub mod payment_link;
+pub mod refunds;
 pub mod start_payment;
 pub mod status;
 pub mod token;

@@ -9,6 +9,13 @@ use crate::dto::PaymentStatusResponse;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
+/// The session id of a `/pay/api/payment/{checkoutSessionId}...` path; SVC_007 (404) when
+/// it is not one, exactly like an unknown id.
+pub fn session_id(path: &str) -> Result<SessionId, ApiError> {
+    path.parse::<SessionId>()
+        .map_err(|_| CheckoutError::svc(SvcCode::Svc007).into())
+}
+
 /// Reads the state of one of the caller's payment sessions. Sessions of other terminals
 /// answer 404, exactly like unknown ids.
 #[utoipa::path(
@@ -32,9 +39,7 @@ pub async fn payment_status(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let Ok(id) = path.parse::<SessionId>() else {
-        return Err(CheckoutError::svc(SvcCode::Svc007).into());
-    };
+    let id = session_id(&path)?;
     let session = state.checkout.payment_status(&caller.0, id).await?;
     let now = state.checkout.now();
     Ok(HttpResponse::Ok()

@@ -10,6 +10,14 @@ use serde_json::value::RawValue;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JsonDecimal(pub Decimal);
 
+impl JsonDecimal {
+    /// `value` written with `currency`'s decimal places (`0` of USD is `0.00`).
+    pub fn money(mut value: Decimal, currency: checkout_domain::values::Currency) -> Self {
+        value.rescale(currency.minor_units());
+        JsonDecimal(value)
+    }
+}
+
 impl<'de> Deserialize<'de> for JsonDecimal {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw: &RawValue = Deserialize::deserialize(deserializer)?;

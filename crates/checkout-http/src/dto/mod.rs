@@ -3,6 +3,7 @@
 
 mod decimal;
 mod events;
+mod reversal;
 mod session;
 mod status;
 mod token;
@@ -10,6 +11,7 @@ mod webhooks;
 
 pub use decimal::JsonDecimal;
 pub use events::{EventBody, EventPageResponse, JsonEventEncoder};
+pub use reversal::{AmountRequest, RefundBody, RefundListResponse, ReversalResponse};
 pub use session::{
     AdditionalChargeDto, ItemDto, PaymentLinkRequest, PaymentLinkResponse, StartPaymentRequest,
     StartPaymentResponse,

@@ -131,6 +131,11 @@ macro_rules! session_request {
             /// Line items.
             #[schema(max_items = 100)]
             pub items: Option<Vec<ItemDto>>,
+            /// When the session stops being payable: UTC, ISO 8601 with `Z`, within the
+            /// configured bounds (by default 5 minutes to 30 days ahead for links, 5 minutes
+            /// to 24 hours for integrated checkouts); the configured validity when absent.
+            #[schema(format = DateTime, example = "2026-11-23T12:00:00Z")]
+            pub expiration_date_time: Option<String>,
         }
 
         impl $name {
@@ -149,6 +154,7 @@ macro_rules! session_request {
                     .map(Into::into)
                     .collect();
                 request.items = self.items.unwrap_or_default().into_iter().map(Into::into).collect();
+                request.expiration_date_time = self.expiration_date_time;
             }
         }
     };
@@ -205,6 +211,9 @@ pub struct StartPaymentResponse {
     pub checkout_session_id: String,
     /// The service's internal reference.
     pub internal_transaction_reference_number: String,
+    /// When the session stops being payable, UTC, ISO 8601 with a Z.
+    #[schema(example = "2026-11-23T12:00:00Z")]
+    pub expiration_date_time: String,
 }
 
 impl From<&PaymentSession> for StartPaymentResponse {
@@ -212,6 +221,7 @@ impl From<&PaymentSession> for StartPaymentResponse {
         StartPaymentResponse {
             checkout_session_id: s.id.to_string(),
             internal_transaction_reference_number: s.internal_reference.to_string(),
+            expiration_date_time: utc_timestamp(s.expires_at),
         }
     }
 }

@@ -14,7 +14,7 @@ pub struct PaymentStatusResponse {
     /// Session identifier.
     pub checkout_session_id: String,
     /// State name: Pending, Processing, ChallengeRequired, Successful, Failed,
-    /// ApprovedTransaction, Expired or Cancelled.
+    /// ApprovedTransaction, Expired, Cancelled or Voided.
     #[schema(example = "Successful")]
     pub state: String,
     /// The state's numeric code (Failed = 2; see docs/states.md).
@@ -39,12 +39,19 @@ pub struct PaymentStatusResponse {
     pub last_update_date_time: String,
     /// When it stops being payable (UTC).
     pub expiration_date_time: String,
+    /// The amount captured (0 until captured; less than the total after a partial capture).
+    #[schema(value_type = f64, example = 25.50)]
+    pub captured_amount: JsonDecimal,
+    /// The sum of the refunds the processor confirmed.
+    #[schema(value_type = f64, example = 0)]
+    pub refunded_amount: JsonDecimal,
 }
 
 impl PaymentStatusResponse {
     /// The record of `session` as seen at `now`.
     pub fn new(session: &PaymentSession, now: OffsetDateTime) -> Self {
         let state = session.effective_state(now);
+        let currency = session.amount.currency();
         PaymentStatusResponse {
             checkout_session_id: session.id.to_string(),
             state: state.name().to_owned(),
@@ -62,6 +69,8 @@ impl PaymentStatusResponse {
             creation_date_time: utc_timestamp(session.created_at),
             last_update_date_time: utc_timestamp(session.updated_at),
             expiration_date_time: utc_timestamp(session.expires_at),
+            captured_amount: JsonDecimal::money(session.captured_amount(), currency),
+            refunded_amount: JsonDecimal::money(session.money.refunded, currency),
         }
     }
 }

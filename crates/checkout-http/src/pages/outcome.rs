@@ -124,7 +124,7 @@ pub fn show_state(
     let (message, success) = match session.state {
         SessionState::Successful | SessionState::ApprovedTransaction => (t.result_approved, true),
         SessionState::Failed => (t.result_declined, false),
-        SessionState::Cancelled => (t.result_cancelled, false),
+        SessionState::Cancelled | SessionState::Voided => (t.result_cancelled, false),
         SessionState::ChallengeRequired => (t.result_challenge, false),
         SessionState::Expired => (t.session_missing, false),
         SessionState::Processing | SessionState::Pending => (t.result_processing, false),

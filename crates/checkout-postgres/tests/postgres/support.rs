@@ -83,6 +83,7 @@ pub fn session(terminal_number: &str, merchant_reference: &str) -> PaymentSessio
         created_at: at(0),
         updated_at: at(0),
         expires_at: at(3_600_000_000),
+        money: Default::default(),
     }
 }
 

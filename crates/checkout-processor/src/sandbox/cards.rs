@@ -22,6 +22,9 @@ pub const LOST_ANSWER: &str = "4000000000000184";
 /// The processor refuses the request itself (a controlled error); nothing is charged.
 pub const CONTROLLED_ERROR: &str = "4000000000000127";
 
+/// Approved and captured; the processor refuses every refund of it (SVC_009).
+pub const REFUND_REFUSED: &str = "4000000000005126";
+
 /// Decline reason of a failed challenge.
 pub const REASON_AUTHENTICATION_FAILED: &str = "authentication_failed";
 
@@ -30,6 +33,8 @@ pub const REASON_AUTHENTICATION_FAILED: &str = "authentication_failed";
 pub(crate) enum Behaviour {
     /// Approve; capture or not.
     Approve { captured: bool },
+    /// Approve and capture; refuse every refund.
+    ApproveRefundRefused,
     /// Decline with this reason.
     Decline(&'static str),
     /// Ask for a challenge.
@@ -52,6 +57,7 @@ pub(crate) fn behaviour_of(digits: &str) -> Behaviour {
         COMMUNICATION_ERROR => Behaviour::Unreachable,
         LOST_ANSWER => Behaviour::LoseAnswer,
         CONTROLLED_ERROR => Behaviour::Refuse,
+        REFUND_REFUSED => Behaviour::ApproveRefundRefused,
         _ => Behaviour::Approve { captured: true },
     }
 }
@@ -62,6 +68,7 @@ impl Behaviour {
         match self {
             Behaviour::Approve { captured: true } => "capture",
             Behaviour::Approve { captured: false } => "authorize",
+            Behaviour::ApproveRefundRefused => "norefund",
             Behaviour::Decline("insufficient_funds") => "funds",
             Behaviour::Decline(_) => "decline",
             Behaviour::Challenge => "challenge",
@@ -76,6 +83,7 @@ impl Behaviour {
         Some(match tag {
             "capture" => Behaviour::Approve { captured: true },
             "authorize" => Behaviour::Approve { captured: false },
+            "norefund" => Behaviour::ApproveRefundRefused,
             "funds" => Behaviour::Decline("insufficient_funds"),
             "decline" => Behaviour::Decline("card_declined"),
             "challenge" => Behaviour::Challenge,
@@ -105,6 +113,7 @@ mod tests {
             COMMUNICATION_ERROR,
             LOST_ANSWER,
             CONTROLLED_ERROR,
+            REFUND_REFUSED,
         ] {
             assert!(CardNumber::parse(number).is_ok(), "{number} fails Luhn");
         }

@@ -1,10 +1,11 @@
 //! What the sandbox processor remembers: the answer given to every attempt, what it holds for
 //! it, and the attempt behind each processor reference.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use checkout_domain::ports::{ProcessorError, ProcessorOutcome};
-use checkout_domain::values::AttemptId;
+use checkout_domain::ports::{ProcessorError, ProcessorOutcome, RefundOutcome};
+use checkout_domain::values::{AttemptId, RefundId};
+use rust_decimal::Decimal;
 
 /// One attempt as the processor recorded it.
 pub(crate) struct Entry {
@@ -25,11 +26,18 @@ impl Entry {
     }
 }
 
-/// Every attempt seen, and the attempts by processor reference.
+/// Every attempt seen, the attempts by processor reference, and the money moved after
+/// authorisation: captures and refunds.
 #[derive(Default)]
 pub(crate) struct Ledger {
     attempts: HashMap<AttemptId, Entry>,
     references: HashMap<String, AttemptId>,
+    /// The amount captured, per payment (a merchant's capture, or the whole amount).
+    pub captured: HashMap<String, Decimal>,
+    /// Every refund by id (idempotency key): its payment, amount and answer.
+    pub refunds: HashMap<RefundId, (String, Decimal, RefundOutcome)>,
+    /// The payments whose refunds the processor refuses.
+    pub refusing_refunds: HashSet<String>,
 }
 
 impl Ledger {
@@ -42,6 +50,17 @@ impl Ledger {
     pub fn record(&mut self, attempt: AttemptId, reference: String, entry: Entry) {
         self.references.insert(reference, attempt);
         self.attempts.insert(attempt, entry);
+    }
+
+    /// The amount refunded from payment `reference` (refused refunds not counted).
+    pub fn refunded(&self, reference: &str) -> Decimal {
+        self.refunds
+            .values()
+            .filter(|(r, _, answer)| {
+                r == reference && !matches!(answer, RefundOutcome::Failed { .. })
+            })
+            .map(|(_, amount, _)| *amount)
+            .sum()
     }
 
     /// What the processor holds for the authorisation `reference`, to read or settle in place.

@@ -11,9 +11,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use checkout_domain::card::CardDetails;
 use checkout_domain::ports::{
-    AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome,
+    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
+    RefundOutcome, RefundRequest,
 };
 use checkout_domain::values::AttemptId;
+use rust_decimal::Decimal;
 
 use cards::{Behaviour, REASON_AUTHENTICATION_FAILED};
 use ledger::{Entry, Ledger};
@@ -107,6 +109,10 @@ fn decide(behaviour: Behaviour, reference: String) -> Entry {
         processor_reference: reference.clone(),
     };
     match behaviour {
+        Behaviour::ApproveRefundRefused => Entry {
+            answer: Ok(approved(true)),
+            holding: approved(true),
+        },
         Behaviour::Approve { captured } => Entry {
             answer: Ok(approved(captured)),
             holding: approved(captured),
@@ -186,6 +192,14 @@ impl CardProcessor for SandboxProcessor {
         let reference = reference_of(request.attempt);
         let entry = decide(behaviour, reference.clone());
         let answer = entry.answer.clone();
+        if let ProcessorOutcome::Approved { captured: true, .. } = entry.holding {
+            ledger
+                .captured
+                .insert(reference.clone(), request.amount.value());
+        }
+        if behaviour == Behaviour::ApproveRefundRefused {
+            ledger.refusing_refunds.insert(reference.clone());
+        }
         ledger.record(request.attempt, reference, entry);
         tracing::debug!(attempt = %request.attempt, ?behaviour, "sandbox: authorised");
         answer
@@ -249,5 +263,73 @@ impl CardProcessor for SandboxProcessor {
             };
         }
         Ok(holding.clone())
+    }
+
+    async fn capture(&self, request: CaptureRequest<'_>) -> Result<Decimal, ProcessorError> {
+        self.wait().await;
+        let mut ledger = self.ledger();
+        let reference = request.processor_reference;
+        let holding = ledger.holding(reference).ok_or_else(unknown_reference)?;
+        match holding {
+            ProcessorOutcome::Approved {
+                captured: false, ..
+            } => {
+                *holding = ProcessorOutcome::Approved {
+                    processor_reference: reference.to_owned(),
+                    captured: true,
+                };
+                ledger
+                    .captured
+                    .insert(reference.to_owned(), request.amount.value());
+                Ok(request.amount.value())
+            }
+            ProcessorOutcome::Approved { captured: true, .. } => Ok(ledger
+                .captured
+                .get(reference)
+                .copied()
+                .unwrap_or(request.amount.value())),
+            _ => Err(ProcessorError::Controlled(
+                "sandbox processor: no authorisation to capture".into(),
+            )),
+        }
+    }
+
+    async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError> {
+        self.wait().await;
+        let mut ledger = self.ledger();
+        if let Some((_, _, answer)) = ledger.refunds.get(&request.refund) {
+            return Ok(answer.clone());
+        }
+        let reference = request.processor_reference;
+        let captured = match ledger.holding(reference) {
+            Some(ProcessorOutcome::Approved { captured: true, .. }) => {
+                ledger.captured.get(reference).copied().unwrap_or_default()
+            }
+            Some(_) => {
+                return Err(ProcessorError::Controlled(
+                    "sandbox processor: nothing captured to refund".into(),
+                ))
+            }
+            None => return Err(unknown_reference()),
+        };
+        if request.amount.value() > captured - ledger.refunded(reference) {
+            return Err(ProcessorError::Controlled(
+                "sandbox processor: the refund is above what remains".into(),
+            ));
+        }
+        let refund_reference = format!("sbx_re_{}", request.refund);
+        let answer = if ledger.refusing_refunds.contains(reference) {
+            RefundOutcome::Failed {
+                refund_reference: Some(refund_reference),
+                reason: "refund_failed".into(),
+            }
+        } else {
+            RefundOutcome::Succeeded { refund_reference }
+        };
+        ledger.refunds.insert(
+            request.refund,
+            (reference.to_owned(), request.amount.value(), answer.clone()),
+        );
+        Ok(answer)
     }
 }

@@ -34,6 +34,19 @@ pub(crate) struct PaymentIntent {
     pub next_action: Option<NextAction>,
     #[serde(default)]
     pub last_payment_error: Option<ApiError>,
+    /// The amount captured, in minor units.
+    #[serde(default)]
+    pub amount_received: i64,
+}
+
+/// A Refund.
+#[derive(Deserialize)]
+pub(crate) struct Refund {
+    pub id: String,
+    /// `pending`, `requires_action`, `succeeded`, `failed` or `canceled`.
+    pub status: String,
+    #[serde(default)]
+    pub failure_reason: Option<String>,
 }
 
 impl PaymentIntent {

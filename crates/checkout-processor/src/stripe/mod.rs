@@ -11,14 +11,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use async_trait::async_trait;
 use checkout_domain::card::CardDetails;
 use checkout_domain::ports::{
-    AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome,
+    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
+    RefundOutcome, RefundRequest,
 };
 use checkout_domain::values::AttemptId;
+use rust_decimal::Decimal;
 
 pub use config::StripeConfig;
 
 use crate::redact::redact;
-use api::{ApiError, IntentStatus, PaymentIntent, PaymentMethod};
+use api::{ApiError, IntentStatus, PaymentIntent, PaymentMethod, Refund};
 use client::{CallError, Client, Form};
 use config::{check_base_url, ApiKey};
 use outcome::outcome_of;
@@ -256,6 +258,117 @@ impl StripeProcessor {
     }
 }
 
+impl StripeProcessor {
+    /// Captures an intent held with `requires_capture` (`amount_to_capture` in minor units),
+    /// under a key derived from the attempt. A refusal is read afresh: an intent already
+    /// captured answers its captured amount.
+    async fn capture_intent(
+        &self,
+        request: &CaptureRequest<'_>,
+    ) -> Result<Decimal, ProcessorError> {
+        check_reference(request.processor_reference)?;
+        let currency = request.amount.currency();
+        let minor = amount::minor_units(request.amount).ok_or_else(|| {
+            ProcessorError::Controlled("the amount does not fit Stripe's minor units".into())
+        })?;
+        let key = format!("{}-capture", request.attempt.idempotency_key());
+        let form: Form = vec![("amount_to_capture", minor.to_string())];
+        let captured = self
+            .client
+            .post::<PaymentIntent>(
+                "capture payment intent",
+                &[
+                    "v1",
+                    "payment_intents",
+                    request.processor_reference,
+                    "capture",
+                ],
+                Some(&key),
+                &form,
+            )
+            .await;
+        let intent = match captured {
+            Ok(intent) => intent,
+            Err(CallError::Refused { .. } | CallError::Declined(_)) => {
+                // Already captured, cancelled, or an amount refused: what it holds decides.
+                self.client
+                    .get::<PaymentIntent>(
+                        "retrieve payment intent",
+                        &["v1", "payment_intents", request.processor_reference],
+                        &[],
+                    )
+                    .await
+                    .map_err(|e| ProcessorError::Communication(describe(e)))?
+            }
+            Err(e) => return Err(failure_of(e)),
+        };
+        match intent.status {
+            IntentStatus::Succeeded => {
+                Ok(amount::from_minor_units(intent.amount_received, currency))
+            }
+            IntentStatus::RequiresCapture => Err(ProcessorError::Controlled(format!(
+                "payment intent {} was not captured",
+                intent.id
+            ))),
+            IntentStatus::Canceled => Err(ProcessorError::Controlled(format!(
+                "payment intent {} is canceled",
+                intent.id
+            ))),
+            _ => Err(ProcessorError::Communication(format!(
+                "payment intent {} cannot be told captured",
+                intent.id
+            ))),
+        }
+    }
+
+    /// Creates a refund of the intent, under the refund's own key.
+    async fn create_refund(
+        &self,
+        request: &RefundRequest<'_>,
+    ) -> Result<RefundOutcome, ProcessorError> {
+        check_reference(request.processor_reference)?;
+        let minor = amount::minor_units(request.amount).ok_or_else(|| {
+            ProcessorError::Controlled("the amount does not fit Stripe's minor units".into())
+        })?;
+        let form: Form = vec![
+            ("payment_intent", request.processor_reference.to_owned()),
+            ("amount", minor.to_string()),
+            ("metadata[refund]", request.refund.to_string()),
+        ];
+        let created = self
+            .client
+            .post::<Refund>(
+                "create refund",
+                &["v1", "refunds"],
+                Some(&request.refund.idempotency_key()),
+                &form,
+            )
+            .await
+            .map_err(failure_of)?;
+        Ok(match created.status.as_str() {
+            "succeeded" => RefundOutcome::Succeeded {
+                refund_reference: created.id,
+            },
+            "failed" | "canceled" => RefundOutcome::Failed {
+                refund_reference: Some(created.id),
+                reason: created
+                    .failure_reason
+                    .unwrap_or_else(|| created.status.clone()),
+            },
+            _ => RefundOutcome::Pending {
+                refund_reference: created.id,
+            },
+        })
+    }
+}
+
+/// The text of a failed call, whatever its kind.
+fn describe(error: CallError) -> String {
+    match failure_of(error) {
+        ProcessorError::Controlled(text) | ProcessorError::Communication(text) => text,
+    }
+}
+
 /// A failed call as a processor error (a decline where none is expected is a refusal).
 fn failure_of(error: CallError) -> ProcessorError {
     match error {
@@ -370,5 +483,25 @@ impl CardProcessor for StripeProcessor {
 
     async fn cancel(&self, processor_reference: &str) -> Result<ProcessorOutcome, ProcessorError> {
         scrubbed(self.cancel_intent(processor_reference).await)
+    }
+
+    async fn capture(&self, request: CaptureRequest<'_>) -> Result<Decimal, ProcessorError> {
+        self.capture_intent(&request)
+            .await
+            .map_err(|e| scrub_error(e, &[]))
+    }
+
+    async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError> {
+        match self.create_refund(&request).await {
+            Ok(RefundOutcome::Failed {
+                refund_reference,
+                reason,
+            }) => Ok(RefundOutcome::Failed {
+                refund_reference,
+                reason: redact(&reason, &[]),
+            }),
+            Ok(other) => Ok(other),
+            Err(e) => Err(scrub_error(e, &[])),
+        }
     }
 }

@@ -21,7 +21,11 @@ async fn a_valid_request_creates_a_session_and_answers_its_two_ids() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["checkoutSessionId", "internalTransactionReferenceNumber"]
+        [
+            "checkoutSessionId",
+            "expirationDateTime",
+            "internalTransactionReferenceNumber"
+        ]
     );
     assert!(is_guid(first.str("checkoutSessionId")));
     assert!(!first.str("internalTransactionReferenceNumber").is_empty());

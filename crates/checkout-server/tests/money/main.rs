@@ -13,6 +13,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod lifecycle;
 mod model;
 mod scenarios;
 

@@ -331,6 +331,7 @@ async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionSta
         SessionState::Pending
         | SessionState::Failed
         | SessionState::Cancelled
+        | SessionState::Voided
         | SessionState::Expired => {
             if !charged.is_empty() {
                 return Err(format!(
@@ -414,6 +415,7 @@ async fn run(seed: u64) -> Result<(SessionState, usize), String> {
         culture: None,
         additional_charges: Vec::new(),
         items: Vec::new(),
+        expiration_date_time: None,
     };
     let id = stack
         .checkout

@@ -271,6 +271,20 @@ impl TestServer {
             .await
     }
 
+    /// A fresh checkout session (12.34 USD) paid on its card form with `card` (a sandbox or
+    /// Stripe test card); returns its id.
+    pub async fn paid_checkout(&self, label: &str, card: &str) -> String {
+        let id = self.new_checkout(label).await;
+        let form = super::payer::CardForm::open(&self.http, &self.base, &id).await;
+        let answer = form.submit(&self.http, card).await;
+        assert!(
+            !answer.status().is_server_error(),
+            "paying {id} with {label}: {}",
+            answer.status()
+        );
+        id
+    }
+
     /// The status record the merchant reads for session `id`.
     pub async fn status_record(&self, id: &str) -> Value {
         let token = self.token().await;

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::payer::CardForm;
 use crate::{
@@ -24,7 +24,7 @@ async fn feed(server: &crate::support::TestServer) -> Vec<Value> {
 }
 
 #[tokio::test]
-async fn every_terminal_state_arrives_once_signed_and_verified_by_the_library() {
+async fn every_event_a_payment_can_reach_arrives_once_signed_and_verified_by_the_library() {
     let Some(receiver) = receiver("webhooks-states") else {
         return;
     };
@@ -43,14 +43,29 @@ async fn every_terminal_state_arrives_once_signed_and_verified_by_the_library() 
     assert_eq!(form.cancel(&server.http).await.status(), 303);
     let expired = server.new_checkout("expired").await;
     server.expire_session(&expired).await;
+    // The merchant's own changes: a capture, a void, a refund.
+    let token = server.token().await;
+    let voided = server.new_checkout("voided").await;
+    pay(&server, &voided, AUTHORIZED).await;
+    for (path, body) in [
+        (format!("/pay/api/payment/{authorized}/capture"), json!({})),
+        (format!("/pay/api/payment/{voided}/void"), json!({})),
+        (
+            format!("/pay/api/payment/{succeeded}/refunds"),
+            json!({ "amount": 2.0 }),
+        ),
+    ] {
+        let reply = server.post(&path, Some(&token), &body).await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+    }
 
-    let requests = wait_for(&receiver, Duration::from_secs(30), "five events", |r| {
-        r.len() >= 5
+    let requests = wait_for(&receiver, Duration::from_secs(30), "nine events", |r| {
+        r.len() >= 9
     })
     .await;
     // A moment more: nothing is sent twice.
     let requests = crate::after_a_moment(&receiver, requests).await;
-    assert_eq!(requests.len(), 5, "{requests:#?}");
+    assert_eq!(requests.len(), 9, "{requests:#?}");
     let mut seen = BTreeSet::new();
     for request in &requests {
         assert_eq!(
@@ -79,6 +94,10 @@ async fn every_terminal_state_arrives_once_signed_and_verified_by_the_library() 
         ("payment.failed", &failed),
         ("payment.cancelled", &cancelled),
         ("payment.expired", &expired),
+        ("payment.captured", &authorized),
+        ("payment.authorized", &voided),
+        ("payment.voided", &voided),
+        ("payment.refunded", &succeeded),
     ]
     .into_iter()
     .map(|(t, id)| (t.to_owned(), id.clone()))

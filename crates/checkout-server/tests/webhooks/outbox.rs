@@ -14,6 +14,8 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use checkout_processor::testing::fake_stripe::{Call, FakeStripe, FakeStripeConfig, Fault, When};
 
 use crate::support::payer::CardForm;
+use serde_json::json;
+
 use crate::support::{Mode, TestServer};
 use crate::{fast_server, pay, APPROVED, AUTHORIZED, DECLINED, FAST, LOST_ANSWER};
 
@@ -24,6 +26,8 @@ const CHALLENGE: &str = "4000002760003184";
 struct Change {
     #[diesel(sql_type = SqlUuid)]
     session_id: uuid::Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
     #[diesel(sql_type = SmallInt)]
     state: i16,
     #[diesel(sql_type = BigInt)]
@@ -48,11 +52,15 @@ async fn witness(server: &TestServer) -> AsyncPgConnection {
         .await
         .expect("connect");
     for statement in [
-        "CREATE TABLE witness (session_id uuid, old_state smallint, new_state smallint)",
+        "CREATE TABLE witness (session_id uuid, old_state smallint, new_state smallint, \
+         old_refunded numeric, new_refunded numeric)",
         "CREATE FUNCTION witness_change() RETURNS trigger LANGUAGE plpgsql AS $$ \
-         BEGIN INSERT INTO witness VALUES (NEW.id, OLD.state, NEW.state); RETURN NULL; END $$",
-        "CREATE TRIGGER witness AFTER UPDATE OF state ON payment_sessions FOR EACH ROW \
-         WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION witness_change()",
+         BEGIN INSERT INTO witness VALUES (NEW.id, OLD.state, NEW.state, \
+         OLD.refunded_amount, NEW.refunded_amount); RETURN NULL; END $$",
+        "CREATE TRIGGER witness AFTER UPDATE ON payment_sessions FOR EACH ROW \
+         WHEN (OLD.state IS DISTINCT FROM NEW.state \
+               OR OLD.refunded_amount IS DISTINCT FROM NEW.refunded_amount) \
+         EXECUTE FUNCTION witness_change()",
     ] {
         diesel::sql_query(statement)
             .execute(&mut conn)
@@ -82,25 +90,35 @@ async fn settled(server: &TestServer, sessions: &[String]) {
     }
 }
 
-/// Asserts that the events are the witnessed changes into reported states, one for one, and
-/// that there is one per session.
-async fn assert_one_event_per_change(conn: &mut AsyncPgConnection, sessions: usize) {
+/// Asserts that the events are the witnessed changes merchants are told about, one for one
+/// (same session, type and state), and that there are `changes` of them.
+async fn assert_one_event_per_change(conn: &mut AsyncPgConnection, changes: usize) {
     let witnessed: Vec<Change> = diesel::sql_query(
-        "SELECT session_id, new_state AS state, count(*) AS times FROM witness \
-         WHERE session_event_type(new_state) IS NOT NULL \
-         GROUP BY 1, 2 ORDER BY 1, 2",
+        "SELECT session_id, kind, state, count(*) AS times FROM ( \
+             SELECT session_id, new_state AS state, session_change_event_type( \
+                 old_state, new_state, old_refunded, new_refunded) AS kind FROM witness \
+         ) w WHERE kind IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
     )
     .load(conn)
     .await
     .expect("witness");
     let events: Vec<Change> = diesel::sql_query(
-        "SELECT session_id, state, count(*) AS times FROM events GROUP BY 1, 2 ORDER BY 1, 2",
+        "SELECT session_id, type AS kind, state, count(*) AS times FROM events \
+         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
     )
     .load(conn)
     .await
     .expect("events");
-    assert_eq!(events, witnessed, "events and state changes, one for one");
-    assert_eq!(witnessed.len(), sessions, "{witnessed:?}");
+    assert_eq!(events, witnessed, "events and changes, one for one");
+    let total: i64 = witnessed.iter().map(|c| c.times).sum();
+    assert_eq!(total, changes as i64, "{witnessed:?}");
+}
+
+/// `POST path` with `body` as the sandbox terminal; asserts 200.
+async fn post_ok(server: &TestServer, path: &str, body: serde_json::Value) {
+    let token = server.token().await;
+    let reply = server.post(path, Some(&token), &body).await;
+    assert_eq!(reply.status, 200, "{path}: {}", reply.body);
 }
 
 /// How many witnessed changes went from `from` to `to`.
@@ -143,9 +161,35 @@ async fn every_state_change_has_one_event_and_no_event_lacks_a_change() {
     server.expire_session(&expired).await;
     sessions.push(expired);
     server.expire_session(&sessions[4]).await;
-
     settled(&server, &sessions).await;
-    assert_one_event_per_change(&mut conn, sessions.len()).await;
+
+    // The merchant captures one authorisation, voids another, refunds a payment twice.
+    post_ok(
+        &server,
+        &format!("/pay/api/payment/{}/capture", sessions[2]),
+        json!({}),
+    )
+    .await;
+    let voided = server.new_checkout("voided").await;
+    pay(&server, &voided, AUTHORIZED).await;
+    post_ok(
+        &server,
+        &format!("/pay/api/payment/{voided}/void"),
+        json!({}),
+    )
+    .await;
+    sessions.push(voided);
+    for amount in ["2.00", "3.00"] {
+        post_ok(
+            &server,
+            &format!("/pay/api/payment/{}/refunds", sessions[0]),
+            json!({ "amount": amount.parse::<f64>().unwrap() }),
+        )
+        .await;
+    }
+    // One change into a final state per session, the voided one's authorisation before its
+    // void, a capture, two refunds.
+    assert_one_event_per_change(&mut conn, sessions.len() + 4).await;
     // The paths that made the changes include the expiry sweep.
     let kinds: Vec<Kind> = diesel::sql_query("SELECT DISTINCT type AS kind FROM events ORDER BY 1")
         .load(&mut conn)
@@ -157,9 +201,12 @@ async fn every_state_change_has_one_event_and_no_event_lacks_a_change() {
         [
             "payment.authorized",
             "payment.cancelled",
+            "payment.captured",
             "payment.expired",
             "payment.failed",
-            "payment.succeeded"
+            "payment.refunded",
+            "payment.succeeded",
+            "payment.voided"
         ]
     );
     assert_eq!(
