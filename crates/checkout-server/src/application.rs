@@ -10,6 +10,8 @@ use checkout_http::rate_limit::AuthLimits;
 use checkout_http::AppState;
 use checkout_postgres::cluster::LocalCluster;
 
+use crate::health::DatabaseReadiness;
+use crate::metrics::MetricsServer;
 use crate::sandbox::SandboxCredentials;
 use crate::settings::{Environment, ProcessorKind, Settings};
 use crate::{database, sandbox, wiring};
@@ -22,6 +24,7 @@ pub struct Application {
     server: actix_web::dev::Server,
     credentials: Option<SandboxCredentials>,
     sweepers: Vec<tokio::task::JoinHandle<()>>,
+    metrics: Option<MetricsServer>,
     _cluster: Option<LocalCluster>,
 }
 
@@ -34,6 +37,12 @@ impl Application {
         checkout_postgres::run_migrations(&database_url).await?;
         let store =
             checkout_postgres::PgStore::connect(&database_url, settings.database.pool_size).await?;
+        // A use case that fails because the database cannot be reached answers 503.
+        checkout_http::problem::set_unavailable_classifier(checkout_postgres::is_unavailable);
+        let metrics = match &settings.metrics.address {
+            Some(address) => Some(MetricsServer::start(address, store.clone())?),
+            None => None,
+        };
 
         let listener = TcpListener::bind((settings.server.host.as_str(), settings.server.port))?;
         let port = listener.local_addr()?.port();
@@ -52,6 +61,7 @@ impl Application {
             )),
             tokio::spawn(sweep_unsettled(
                 wired.checkout.clone(),
+                store.clone(),
                 Duration::from_secs(u64::from(settings.checkout.reconcile_sweep_seconds.max(1))),
             )),
         ];
@@ -75,6 +85,7 @@ impl Application {
                 settings.security.token_requests_per_address_per_minute,
             ),
             max_body_bytes: settings.security.max_body_bytes,
+            readiness: std::sync::Arc::new(DatabaseReadiness::new(store.clone())),
         });
         let workers = settings
             .server
@@ -97,6 +108,7 @@ impl Application {
             server,
             credentials,
             sweepers,
+            metrics,
             _cluster: cluster,
         })
     }
@@ -104,6 +116,11 @@ impl Application {
     /// The port the service listens on.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The port of the metrics listener, when there is one.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics.as_ref().map(|m| m.address.port())
     }
 
     /// The public base URL.
@@ -120,6 +137,14 @@ impl Application {
     /// variables that pin them for scripts.
     pub fn print_banner(&self) {
         let mut out = std::io::stdout().lock();
+        if let Some(metrics) = &self.metrics {
+            // Before the "listening on" line, which tells a reader the banner's start is over.
+            let _ = writeln!(
+                out,
+                "Metrics (Prometheus) on http://{}/metrics",
+                metrics.address
+            );
+        }
         let _ = writeln!(
             out,
             "Hosted checkout service ({}) listening on http://{}:{}",
@@ -147,6 +172,9 @@ impl Application {
         let result = self.server.await;
         for sweeper in &self.sweepers {
             sweeper.abort();
+        }
+        if let Some(metrics) = self.metrics {
+            metrics.stop().await;
         }
         tracing::info!("service stopped");
         Ok(result?)
@@ -181,31 +209,41 @@ async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
 
 /// Every `every`, asks the processor about the attempts whose answer was lost and that are
 /// due (a timeout, a process killed mid-payment), by replaying the same request with the same
-/// idempotency key, and records what it says.
-async fn sweep_unsettled(checkout: checkout_domain::Checkout, every: Duration) {
+/// idempotency key, and records what it says; then refreshes the backlog's gauges.
+async fn sweep_unsettled(
+    checkout: checkout_domain::Checkout,
+    store: checkout_postgres::PgStore,
+    every: Duration,
+) {
     let mut ticker = tokio::time::interval(every);
     loop {
         ticker.tick().await;
-        match checkout.reconcile_due().await {
-            Ok(r) if r.examined == 0 => {}
-            Ok(r) => {
-                tracing::info!(
-                    examined = r.examined,
-                    processor_calls = r.processor_calls,
-                    settled = r.settled,
-                    rescheduled = r.rescheduled,
+        reconcile_once(&checkout).await;
+        crate::metrics::refresh_reconciliation_backlog(&store).await;
+    }
+}
+
+/// One reconciliation sweep, logged.
+async fn reconcile_once(checkout: &checkout_domain::Checkout) {
+    match checkout.reconcile_due().await {
+        Ok(r) if r.examined == 0 => {}
+        Ok(r) => {
+            tracing::info!(
+                examined = r.examined,
+                processor_calls = r.processor_calls,
+                settled = r.settled,
+                rescheduled = r.rescheduled,
+                given_up = r.given_up,
+                "reconciled attempts whose answer was lost"
+            );
+            if r.given_up > 0 {
+                tracing::error!(
                     given_up = r.given_up,
-                    "reconciled attempts whose answer was lost"
+                    "attempts still unknown past the processor's idempotency window: \
+                     review them at the processor"
                 );
-                if r.given_up > 0 {
-                    tracing::error!(
-                        given_up = r.given_up,
-                        "attempts still unknown past the processor's idempotency window: \
-                         review them at the processor"
-                    );
-                }
             }
-            Err(e) => tracing::warn!(error = %e, "reconciliation sweep failed"),
         }
+        Err(e) => tracing::warn!(error = %e, "reconciliation sweep failed"),
     }
 }

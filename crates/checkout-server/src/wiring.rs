@@ -13,6 +13,7 @@ use checkout_processor::{SandboxProcessor, StripeConfig, StripeProcessor};
 use time::Duration;
 use url::Url;
 
+use crate::metrics::processor::MeteredProcessor;
 use crate::settings::{Environment, ProcessorKind, Settings};
 use crate::system::{RandomIds, SystemClock};
 
@@ -44,7 +45,7 @@ fn identity_environment(env: Environment) -> checkout_identity::Environment {
 }
 
 /// Wires every port: Postgres storage, the built-in identity provider, the configured card
-/// processor, the system clock and random ids.
+/// processor (metered), the system clock and random ids.
 pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Result<Wired> {
     // A sandbox makes its own key on first start; production must be given one, so that a
     // lost or mistyped path never silently rotates the key and invalidates every token.
@@ -89,6 +90,8 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
             })?)
         }
     };
+
+    let processor: Arc<dyn CardProcessor> = Arc::new(MeteredProcessor::new(processor));
 
     let link_base = settings
         .checkout
