@@ -2,8 +2,8 @@
 # Runs the whole test suite on a fresh machine.
 #
 # Installs what the tests need (from Debian: the PostgreSQL server binaries, chromium and
-# chromium-driver, when missing; localstripe and the Standard Webhooks library from PyPI into
-# private virtualenvs), then runs every test with cargo-nextest.
+# chromium-driver, when missing; localstripe, the Standard Webhooks library and the Prometheus
+# client's text parser from PyPI into private virtualenvs), then runs every test with cargo-nextest.
 # The tests start their own private Postgres cluster, their own localstripe and their own webhook
 # receiver; nothing else needs to be running. Extra arguments go to `cargo nextest run` (for
 # example a test filter).
@@ -36,6 +36,10 @@ export LOCALSTRIPE_BIN
 echo "== webhook receiver (standardwebhooks)" >&2
 WEBHOOK_RECEIVER_PYTHON="$(./scripts/webhook-receiver.sh)"
 export WEBHOOK_RECEIVER_PYTHON
+
+echo "== Prometheus text parser (prometheus-client)" >&2
+PROMETHEUS_PARSER_PYTHON="$(./scripts/prometheus-parser.sh)"
+export PROMETHEUS_PARSER_PYTHON
 
 echo "== cargo nextest" >&2
 cargo nextest run --workspace --no-fail-fast "$@"

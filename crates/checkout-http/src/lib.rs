@@ -3,8 +3,10 @@
 pub mod api;
 pub mod auth;
 pub mod dto;
+pub mod health;
 pub mod idempotency;
 pub mod json_body;
+pub mod metrics;
 pub mod openapi;
 pub mod pages;
 pub mod problem;
@@ -35,6 +37,8 @@ pub struct AppState {
     pub auth_limits: rate_limit::AuthLimits,
     /// The largest request body accepted, bytes; a larger one is a 413 ProblemDetails.
     pub max_body_bytes: usize,
+    /// What `GET /health/ready` asks.
+    pub readiness: std::sync::Arc<dyn health::ReadinessCheck>,
 }
 
 async fn not_found() -> HttpResponse {
@@ -61,8 +65,9 @@ async fn swagger_redirect() -> HttpResponse {
         .finish()
 }
 
-/// The whole web application: JSON API, public keys, OpenAPI and Swagger UI, with ProblemDetails
-/// for unknown routes and wrong methods, and the per-request context middleware.
+/// The whole web application: JSON API, public keys, OpenAPI and Swagger UI, health
+/// endpoints, with ProblemDetails for unknown routes and wrong methods, the per-request
+/// context middleware and the request metrics.
 pub fn build_app(
     state: web::Data<AppState>,
 ) -> App<
@@ -79,6 +84,17 @@ pub fn build_app(
         .app_data(state)
         .app_data(web::PayloadConfig::new(max_body_bytes))
         .wrap(from_fn(request_context::track))
+        .wrap(from_fn(metrics::record))
+        .service(
+            web::resource("/health/live")
+                .route(web::get().to(health::live))
+                .default_service(web::to(|| method_not_allowed("GET"))),
+        )
+        .service(
+            web::resource("/health/ready")
+                .route(web::get().to(health::ready))
+                .default_service(web::to(|| method_not_allowed("GET"))),
+        )
         .service(
             web::resource("/api/public/security/auth")
                 .route(web::post().to(api::token::issue_token))

@@ -7,6 +7,7 @@ use checkout_domain::{AuthFailure, CheckoutError, IdempotencyConflict, SvcCode, 
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::OnceLock;
 use utoipa::ToSchema;
 
 use crate::request_context;
@@ -22,6 +23,30 @@ pub const IDEMPOTENCY_KEY_REUSED_TYPE: &str = "https://tools.ietf.org/html/rfc49
 /// The `type` of a 409 for an `Idempotency-Key` whose first request is still running:
 /// 409 Conflict (RFC 7231 section 6.5.8).
 pub const IDEMPOTENCY_IN_PROGRESS_TYPE: &str = "https://tools.ietf.org/html/rfc7231#section-6.5.8";
+
+/// Tells which unexpected errors mean "a dependency cannot be reached right now".
+static UNAVAILABLE: OnceLock<fn(&anyhow::Error) -> bool> = OnceLock::new();
+
+/// Registers, once at start, the test that tells a use case's unexpected error caused by an
+/// unreachable dependency (the database down, a broken connection, a failover) from a bug:
+/// the first is answered 503 with `Retry-After`, the second 500. Without one every such error
+/// is a 500. Later calls are ignored.
+pub fn set_unavailable_classifier(is_unavailable: fn(&anyhow::Error) -> bool) {
+    let _ = UNAVAILABLE.set(is_unavailable);
+}
+
+fn is_unavailable(e: &anyhow::Error) -> bool {
+    UNAVAILABLE.get().is_some_and(|test| test(e))
+}
+
+/// True when `error` is an unexpected error that the registered classifier calls "a
+/// dependency cannot be reached right now" (answered 503, not 500).
+pub fn is_temporarily_unavailable(error: &CheckoutError) -> bool {
+    matches!(error, CheckoutError::Unknown(e) if is_unavailable(e))
+}
+
+/// Seconds a client is asked to wait before retrying after a 503.
+const RETRY_AFTER_UNAVAILABLE_SECS: u32 = 1;
 
 /// An error body, `application/problem+json`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -128,6 +153,10 @@ fn rfc_type_and_title(status: StatusCode) -> (&'static str, &'static str) {
             "https://tools.ietf.org/html/rfc6585#section-4",
             "Too Many Requests",
         ),
+        503 => (
+            "https://tools.ietf.org/html/rfc7231#section-6.6.4",
+            "Service Unavailable",
+        ),
         _ => (
             "https://tools.ietf.org/html/rfc7231#section-6.6.1",
             "An error occurred while processing your request.",
@@ -232,6 +261,13 @@ impl ProblemDetails {
             CheckoutError::NotFound(detail) => {
                 Self::plain(StatusCode::NOT_FOUND, (*detail).to_owned())
             }
+            CheckoutError::Unknown(e) if is_unavailable(e) => Self::plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The database cannot be reached right now (for example during a failover). \
+                 The request may or may not have taken effect: retry it shortly, with the \
+                 same Idempotency-Key for a create."
+                    .to_owned(),
+            ),
             CheckoutError::Unknown(_) => Self::plain(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "An unexpected error occurred. Quote the instance when contacting support."
@@ -261,6 +297,9 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         let body = ProblemDetails::from_error(self);
         match self {
+            ApiError::Checkout(CheckoutError::Unknown(e)) if body.status == 503 => {
+                tracing::warn!(instance = %body.instance, error = format!("{e:#}"), "dependency unavailable");
+            }
             ApiError::Checkout(CheckoutError::Unknown(e)) => {
                 tracing::error!(instance = %body.instance, error = format!("{e:#}"), "unexpected error");
             }
@@ -274,6 +313,11 @@ impl ResponseError for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        } else if response.status() == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(RETRY_AFTER_UNAVAILABLE_SECS),
+            );
         }
         response
     }

@@ -1,7 +1,9 @@
 #![doc = include_str!("../README.md")]
 
+mod availability;
 mod clients;
 pub mod cluster;
+pub mod counters;
 mod events;
 mod idempotency;
 mod lock;
@@ -18,6 +20,7 @@ mod webhooks;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use availability::{is_unavailable, PoolStatus};
 pub use migrations::{run_migrations, MIGRATIONS, MIGRATIONS_FINGERPRINT};
 pub use pool::PoolSettings;
 pub use store::PgStore;

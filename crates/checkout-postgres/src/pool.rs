@@ -65,17 +65,25 @@ pub(crate) fn build(
         .context("building the database pool")
 }
 
+/// No connection could be had from the pool: none could be opened (the database is down,
+/// or no host of a multi-host URL is a writable primary yet) or none came free in time.
+#[derive(Debug, thiserror::Error)]
+#[error("no database connection: {0}")]
+pub(crate) struct NoConnection(pub(crate) String);
+
 /// Takes a connection from `pool`, waiting at most `timeout`.
 pub(crate) async fn checkout(
     pool: &Pool<AsyncPgConnection>,
     timeout: Duration,
 ) -> anyhow::Result<PooledConnection> {
     match tokio::time::timeout(timeout, pool.get()).await {
-        Ok(connection) => connection.context("getting a database connection"),
-        Err(_) => anyhow::bail!(
-            "timed out after {} ms waiting for a database connection (pool of {})",
+        Ok(Ok(connection)) => Ok(connection),
+        Ok(Err(e)) => Err(NoConnection(e.to_string()).into()),
+        Err(_) => Err(NoConnection(format!(
+            "timed out after {} ms waiting for one (pool of {})",
             timeout.as_millis(),
             pool.status().max_size
-        ),
+        ))
+        .into()),
     }
 }

@@ -18,6 +18,7 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::counters;
 use crate::models::{
     charge_rows, item_rows, session_from_rows, AttemptRow, ChargeRow, ItemRow, NewAttemptRow,
     NewSessionRow, SessionRow,
@@ -275,7 +276,10 @@ impl SessionRepository for PgStore {
             .await
         };
         match result {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                counters::session_created(session);
+                Ok(())
+            }
             Err(e) if is_unique_violation(&e, REFERENCE_INDEX) => {
                 Err(InsertError::DuplicateReference)
             }
@@ -363,9 +367,11 @@ impl SessionRepository for PgStore {
         at: OffsetDateTime,
     ) -> anyhow::Result<bool> {
         let mut conn = self.conn().await?;
-        move_state(&mut conn, id.as_uuid(), from, to, at)
+        let moved = move_state(&mut conn, id.as_uuid(), from, to, at)
             .await
-            .with_context(|| format!("moving session {id} from {from} to {to}"))
+            .with_context(|| format!("moving session {id} from {from} to {to}"))?;
+        counters::sessions_moved(to, u64::from(moved));
+        Ok(moved)
     }
 
     async fn begin_attempt(
@@ -411,55 +417,60 @@ impl SessionRepository for PgStore {
         let row = NewAttemptRow::of(change.attempt);
         let expected: Vec<&str> = change.expected.iter().map(|s| s.as_str()).collect();
         let mut conn = self.conn().await?;
-        conn.transaction(async |conn| {
-            let saved = diesel::update(
-                payment_attempts::table
-                    .find(row.id)
-                    .filter(payment_attempts::session_id.eq(row.session_id))
-                    .filter(payment_attempts::state.eq_any(&expected)),
-            )
-            .set((
-                payment_attempts::state.eq(row.state),
-                payment_attempts::processor_reference.eq(row.processor_reference),
-                payment_attempts::challenge_url.eq(row.challenge_url),
-                payment_attempts::svc_code.eq(row.svc_code),
-                payment_attempts::checks.eq(row.checks),
-                payment_attempts::next_check_at.eq(row.next_check_at),
-                payment_attempts::updated_at.eq(row.updated_at),
-            ))
-            .execute(conn)
-            .await?;
-            if saved != 1 {
-                return Ok(Recorded::Stale);
-            }
-            let Some((from, to)) = change.session_move else {
-                return Ok(Recorded::Moved);
-            };
-            let moved = diesel::update(
-                payment_sessions::table
-                    .find(row.session_id)
-                    .filter(payment_sessions::state.eq(from.code()))
-                    .filter(payment_sessions::current_attempt_id.eq(Some(row.id))),
-            )
-            .set((
-                payment_sessions::state.eq(to.code()),
-                payment_sessions::updated_at.eq(row.updated_at),
-            ))
-            .execute(conn)
-            .await?;
-            Ok::<_, diesel::result::Error>(if moved == 1 {
-                Recorded::Moved
-            } else {
-                Recorded::AttemptOnly
+        let recorded = conn
+            .transaction(async |conn| {
+                let saved = diesel::update(
+                    payment_attempts::table
+                        .find(row.id)
+                        .filter(payment_attempts::session_id.eq(row.session_id))
+                        .filter(payment_attempts::state.eq_any(&expected)),
+                )
+                .set((
+                    payment_attempts::state.eq(row.state),
+                    payment_attempts::processor_reference.eq(row.processor_reference),
+                    payment_attempts::challenge_url.eq(row.challenge_url),
+                    payment_attempts::svc_code.eq(row.svc_code),
+                    payment_attempts::checks.eq(row.checks),
+                    payment_attempts::next_check_at.eq(row.next_check_at),
+                    payment_attempts::updated_at.eq(row.updated_at),
+                ))
+                .execute(conn)
+                .await?;
+                if saved != 1 {
+                    return Ok(Recorded::Stale);
+                }
+                let Some((from, to)) = change.session_move else {
+                    return Ok(Recorded::Moved);
+                };
+                let moved = diesel::update(
+                    payment_sessions::table
+                        .find(row.session_id)
+                        .filter(payment_sessions::state.eq(from.code()))
+                        .filter(payment_sessions::current_attempt_id.eq(Some(row.id))),
+                )
+                .set((
+                    payment_sessions::state.eq(to.code()),
+                    payment_sessions::updated_at.eq(row.updated_at),
+                ))
+                .execute(conn)
+                .await?;
+                Ok::<_, diesel::result::Error>(if moved == 1 {
+                    Recorded::Moved
+                } else {
+                    Recorded::AttemptOnly
+                })
             })
-        })
-        .await
-        .with_context(|| {
-            format!(
-                "recording attempt {} of session {}",
-                change.attempt.id, change.attempt.session_id
-            )
-        })
+            .await
+            .with_context(|| {
+                format!(
+                    "recording attempt {} of session {}",
+                    change.attempt.id, change.attempt.session_id
+                )
+            })?;
+        if let (Recorded::Moved, Some((_, to))) = (recorded, change.session_move) {
+            counters::sessions_moved(to, 1);
+        }
+        Ok(recorded)
     }
 
     async fn attempt(&self, id: AttemptId) -> anyhow::Result<Option<PaymentAttempt>> {
@@ -506,7 +517,9 @@ impl SessionRepository for PgStore {
         .execute(&mut conn)
         .await
         .context("expiring due sessions")?;
-        Ok(u64::try_from(moved).unwrap_or_default())
+        let moved = u64::try_from(moved).unwrap_or_default();
+        counters::sessions_moved(SessionState::Expired, moved);
+        Ok(moved)
     }
 
     async fn due_challenges(

@@ -59,6 +59,11 @@ impl PgStore {
         Ok(store)
     }
 
+    /// The pool itself.
+    pub(crate) fn pool(&self) -> &Pool<AsyncPgConnection> {
+        &self.inner.pool
+    }
+
     /// A connection from the pool, or an error after the checkout timeout.
     pub(crate) async fn conn(&self) -> anyhow::Result<PooledConnection> {
         pool::checkout(&self.inner.pool, self.inner.checkout_timeout).await

@@ -10,6 +10,8 @@ use checkout_http::rate_limit::AuthLimits;
 use checkout_http::AppState;
 use checkout_postgres::cluster::LocalCluster;
 
+use crate::health::DatabaseReadiness;
+use crate::metrics::MetricsServer;
 use crate::sandbox::SandboxCredentials;
 use crate::settings::{Environment, ProcessorKind, Settings};
 use crate::{database, sandbox, wiring};
@@ -22,6 +24,7 @@ pub struct Application {
     server: actix_web::dev::Server,
     credentials: Option<SandboxCredentials>,
     sweepers: Vec<tokio::task::JoinHandle<()>>,
+    metrics: Option<MetricsServer>,
     _cluster: Option<LocalCluster>,
 }
 
@@ -34,6 +37,12 @@ impl Application {
         checkout_postgres::run_migrations(&database_url).await?;
         let store =
             checkout_postgres::PgStore::connect(&database_url, settings.database.pool_size).await?;
+        // A use case that fails because the database cannot be reached answers 503.
+        checkout_http::problem::set_unavailable_classifier(checkout_postgres::is_unavailable);
+        let metrics = match &settings.metrics.address {
+            Some(address) => Some(MetricsServer::start(address, store.clone())?),
+            None => None,
+        };
 
         let listener = TcpListener::bind((settings.server.host.as_str(), settings.server.port))?;
         let port = listener.local_addr()?.port();
@@ -52,9 +61,11 @@ impl Application {
             )),
             tokio::spawn(sweep_unsettled(
                 wired.checkout.clone(),
+                store.clone(),
                 Duration::from_secs(u64::from(settings.checkout.reconcile_sweep_seconds.max(1))),
             )),
         ];
+        sweepers.push(tokio::spawn(watch_webhook_backlog(wired.webhooks.clone())));
         for _ in 0..settings.webhooks.workers {
             sweepers.push(tokio::spawn(deliver_webhooks(
                 wired.webhooks.clone(),
@@ -82,6 +93,7 @@ impl Application {
                 settings.security.token_requests_per_address_per_minute,
             ),
             max_body_bytes: settings.security.max_body_bytes,
+            readiness: std::sync::Arc::new(DatabaseReadiness::new(store.clone())),
         });
         let workers = settings
             .server
@@ -104,6 +116,7 @@ impl Application {
             server,
             credentials,
             sweepers,
+            metrics,
             _cluster: cluster,
         })
     }
@@ -111,6 +124,11 @@ impl Application {
     /// The port the service listens on.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The port of the metrics listener, when there is one.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics.as_ref().map(|m| m.address.port())
     }
 
     /// The public base URL.
@@ -127,6 +145,14 @@ impl Application {
     /// variables that pin them for scripts.
     pub fn print_banner(&self) {
         let mut out = std::io::stdout().lock();
+        if let Some(metrics) = &self.metrics {
+            // Before the "listening on" line, which tells a reader the banner's start is over.
+            let _ = writeln!(
+                out,
+                "Metrics (Prometheus) on http://{}/metrics",
+                metrics.address
+            );
+        }
         let _ = writeln!(
             out,
             "Hosted checkout service ({}) listening on http://{}:{}",
@@ -154,6 +180,9 @@ impl Application {
         let result = self.server.await;
         for sweeper in &self.sweepers {
             sweeper.abort();
+        }
+        if let Some(metrics) = self.metrics {
+            metrics.stop().await;
         }
         tracing::info!("service stopped");
         Ok(result?)
@@ -188,32 +217,42 @@ async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
 
 /// Every `every`, asks the processor about the attempts whose answer was lost and that are
 /// due (a timeout, a process killed mid-payment), by replaying the same request with the same
-/// idempotency key, and records what it says.
-async fn sweep_unsettled(checkout: checkout_domain::Checkout, every: Duration) {
+/// idempotency key, and records what it says; then refreshes the backlog's gauges.
+async fn sweep_unsettled(
+    checkout: checkout_domain::Checkout,
+    store: checkout_postgres::PgStore,
+    every: Duration,
+) {
     let mut ticker = tokio::time::interval(every);
     loop {
         ticker.tick().await;
-        match checkout.reconcile_due().await {
-            Ok(r) if r.examined == 0 => {}
-            Ok(r) => {
-                tracing::info!(
-                    examined = r.examined,
-                    processor_calls = r.processor_calls,
-                    settled = r.settled,
-                    rescheduled = r.rescheduled,
+        reconcile_once(&checkout).await;
+        crate::metrics::refresh_reconciliation_backlog(&store).await;
+    }
+}
+
+/// One reconciliation sweep, logged.
+async fn reconcile_once(checkout: &checkout_domain::Checkout) {
+    match checkout.reconcile_due().await {
+        Ok(r) if r.examined == 0 => {}
+        Ok(r) => {
+            tracing::info!(
+                examined = r.examined,
+                processor_calls = r.processor_calls,
+                settled = r.settled,
+                rescheduled = r.rescheduled,
+                given_up = r.given_up,
+                "reconciled attempts whose answer was lost"
+            );
+            if r.given_up > 0 {
+                tracing::error!(
                     given_up = r.given_up,
-                    "reconciled attempts whose answer was lost"
+                    "attempts still unknown past the processor's idempotency window: \
+                     review them at the processor"
                 );
-                if r.given_up > 0 {
-                    tracing::error!(
-                        given_up = r.given_up,
-                        "attempts still unknown past the processor's idempotency window: \
-                         review them at the processor"
-                    );
-                }
             }
-            Err(e) => tracing::warn!(error = %e, "reconciliation sweep failed"),
         }
+        Err(e) => tracing::warn!(error = %e, "reconciliation sweep failed"),
     }
 }
 
@@ -225,6 +264,7 @@ async fn deliver_webhooks(webhooks: checkout_domain::usecases::Webhooks, idle: D
     loop {
         match webhooks.deliver_due().await {
             Ok(run) => {
+                crate::metrics::count_delivery_run(&run);
                 if run.failed > 0 {
                     tracing::warn!(failed = run.failed, "webhook deliveries failed for good");
                 }
@@ -235,5 +275,14 @@ async fn deliver_webhooks(webhooks: checkout_domain::usecases::Webhooks, idle: D
             Err(e) => tracing::warn!(error = %e, "webhook delivery run failed"),
         }
         tokio::time::sleep(idle).await;
+    }
+}
+
+/// Every five seconds, sets the webhook backlog gauges.
+async fn watch_webhook_backlog(webhooks: checkout_domain::usecases::Webhooks) {
+    let mut ticker = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        ticker.tick().await;
+        crate::metrics::refresh_webhook_backlog(&webhooks).await;
     }
 }

@@ -3,6 +3,8 @@
 pub mod admin;
 pub mod application;
 pub mod database;
+pub mod health;
+pub mod metrics;
 pub mod sandbox;
 pub mod settings;
 pub mod system;

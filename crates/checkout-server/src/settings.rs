@@ -218,6 +218,15 @@ impl WebhookSettings {
     }
 }
 
+/// The Prometheus metrics listener.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MetricsSettings {
+    /// `host:port` to serve `GET /metrics` on, apart from the public listener (port 0: any
+    /// free port); `None` (the default): no metrics listener. Keep it on loopback or a
+    /// private network.
+    pub address: Option<String>,
+}
+
 /// Every setting of the server.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Settings {
@@ -241,6 +250,8 @@ pub struct Settings {
     pub security: SecuritySettings,
     /// Merchant webhooks.
     pub webhooks: WebhookSettings,
+    /// Metrics.
+    pub metrics: MetricsSettings,
 }
 
 /// Where Stripe sends payers for a 3DS challenge (`next_action.redirect_to_url`).
@@ -282,6 +293,7 @@ fn defaults() -> Value {
             "time_scale": 1.0,
             "secret_overlap_seconds": 86400
         },
+        "metrics": { "address": null },
         "sandbox": {
             "terminal_number": "SANDBOX-001",
             "merchant_name": "Sandbox Merchant",
@@ -382,6 +394,11 @@ impl Settings {
         }
         if self.security.max_body_bytes < 1024 {
             bail!("CHECKOUT__SECURITY__MAX_BODY_BYTES must be at least 1024");
+        }
+        if let Some(address) = &self.metrics.address {
+            if address.parse::<std::net::SocketAddr>().is_err() {
+                bail!("CHECKOUT__METRICS__ADDRESS must be an IP address and port, such as 127.0.0.1:9464");
+            }
         }
         if self.database.pool_size == 0 || self.identity.token_lifetime_seconds == 0 {
             bail!("pool_size and token_lifetime_seconds must be positive");
@@ -493,6 +510,18 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(err.to_string().contains("sandbox card processor"));
+    }
+
+    #[test]
+    fn metrics_are_off_unless_given_an_address() {
+        let s = Settings::from_sources(vars(&[])).unwrap();
+        assert!(s.metrics.address.is_none());
+        let s =
+            Settings::from_sources(vars(&[("CHECKOUT__METRICS__ADDRESS", "127.0.0.1:0")])).unwrap();
+        assert_eq!(s.metrics.address.as_deref(), Some("127.0.0.1:0"));
+        assert!(
+            Settings::from_sources(vars(&[("CHECKOUT__METRICS__ADDRESS", "localhost")])).is_err()
+        );
     }
 
     #[test]

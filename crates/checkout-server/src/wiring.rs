@@ -17,6 +17,7 @@ use checkout_webhooks::{SecretBox, UrlPolicy, WebhookAdapter, WebhookSender};
 use time::Duration;
 use url::Url;
 
+use crate::metrics::processor::MeteredProcessor;
 use crate::settings::{Environment, ProcessorKind, Settings};
 use crate::system::{RandomIds, SystemClock};
 
@@ -103,7 +104,7 @@ pub fn wire_webhooks(
 }
 
 /// Wires every port: Postgres storage, the built-in identity provider, the configured card
-/// processor, the webhook adapter, the system clock and random ids.
+/// processor (metered), the webhook adapter, the system clock and random ids.
 pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Result<Wired> {
     let key = signing_key(settings)?;
     let webhooks = wire_webhooks(settings, &key, store.clone())?;
@@ -143,6 +144,8 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
             })?)
         }
     };
+
+    let processor: Arc<dyn CardProcessor> = Arc::new(MeteredProcessor::new(processor));
 
     let link_base = settings
         .checkout

@@ -80,6 +80,11 @@ pub fn error_page(pages: &Pages, lang: Lang, error: &CheckoutError) -> HttpRespo
             StatusCode::UNPROCESSABLE_ENTITY,
             ErrorView::new(lang, code.spec().code, t.unexpected),
         ),
+        other if crate::problem::is_temporarily_unavailable(other) => {
+            let view = ErrorView::new(lang, "ERROR", t.unexpected);
+            tracing::warn!(instance = %view.instance, error = %other, "page error: dependency unavailable");
+            (StatusCode::SERVICE_UNAVAILABLE, view)
+        }
         other => {
             let view = ErrorView::new(lang, "ERROR", t.unexpected);
             tracing::error!(instance = %view.instance, error = %other, "page error");

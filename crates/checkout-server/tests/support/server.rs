@@ -30,6 +30,8 @@ pub struct TestServer {
     pub base: String,
     /// The bound port.
     pub port: u16,
+    /// The metrics listener's port, when `CHECKOUT__METRICS__ADDRESS` was given.
+    pub metrics_port: Option<u16>,
     /// The sandbox terminal number (sandbox mode).
     pub terminal: String,
     /// The sandbox client id (sandbox mode).
@@ -149,7 +151,7 @@ impl TestServer {
         for (k, v) in extra {
             env.push(((*k).into(), (*v).into()));
         }
-        let (child, port) = launch(&env, &dir).await;
+        let (child, port, metrics_port) = launch(&env, &dir).await;
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(30))
@@ -159,6 +161,7 @@ impl TestServer {
         TestServer {
             base: format!("http://127.0.0.1:{port}"),
             port,
+            metrics_port,
             terminal: "SANDBOX-001".into(),
             client_id: "sandbox-client".into(),
             client_secret: secret,
@@ -195,9 +198,10 @@ impl TestServer {
         self.launches += 1;
         let log = self.dir.join(format!("server-{}.log", self.launches));
         let _ = std::fs::rename(self.dir.join("server.log"), log);
-        let (child, port) = launch(&self.env, &self.dir).await;
+        let (child, port, metrics_port) = launch(&self.env, &self.dir).await;
         self.child = child;
         self.port = port;
+        self.metrics_port = metrics_port;
         self.base = format!("http://127.0.0.1:{port}");
     }
 
@@ -393,8 +397,9 @@ impl Drop for TestServer {
 }
 
 /// Starts `checkout serve` with `env` (none of the test process's own `CHECKOUT...`
-/// settings), its log in `dir/server.log`; waits for the port it prints.
-async fn launch(env: &[(String, String)], dir: &Path) -> (Child, u16) {
+/// settings), its log in `dir/server.log`; waits for the port it prints (and the metrics
+/// port, when it prints one).
+async fn launch(env: &[(String, String)], dir: &Path) -> (Child, u16, Option<u16>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_checkout"));
     cmd.arg("serve");
     for (key, _) in std::env::vars() {
@@ -408,14 +413,14 @@ async fn launch(env: &[(String, String)], dir: &Path) -> (Child, u16) {
     cmd.stdout(Stdio::piped()).stderr(log).stdin(Stdio::null());
     let mut child = cmd.spawn().expect("start the checkout binary");
     let stdout = child.stdout.take().expect("stdout");
-    let port = tokio::task::spawn_blocking(move || read_port(stdout))
+    let (port, metrics_port) = tokio::task::spawn_blocking(move || read_port(stdout))
         .await
         .expect("banner reader")
         .unwrap_or_else(|| {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
             panic!("the server did not start; its log:\n{log}")
         });
-    (child, port)
+    (child, port, metrics_port)
 }
 
 fn path_text(path: &Path) -> String {
@@ -436,16 +441,22 @@ pub async fn into_reply(response: reqwest::Response) -> Reply {
     }
 }
 
-/// Reads the banner until the `listening on http://host:port` line; `None` if the process
-/// ends first. Keeps draining stdout afterwards so the server never blocks on a full pipe.
-fn read_port(stdout: std::process::ChildStdout) -> Option<u16> {
+/// Reads the banner until the `listening on http://host:port` line, noting the metrics
+/// line's port on the way; `None` if the process ends first. Keeps draining stdout afterwards
+/// so the server never blocks on a full pipe.
+fn read_port(stdout: std::process::ChildStdout) -> Option<(u16, Option<u16>)> {
     let mut lines = BufReader::new(stdout).lines();
+    let mut metrics_port = None;
     for line in lines.by_ref() {
         let line = line.ok()?;
+        if let Some((_, address)) = line.split_once("Metrics (Prometheus) on http://") {
+            let address = address.trim().trim_end_matches("/metrics");
+            metrics_port = address.rsplit(':').next()?.parse().ok();
+        }
         if let Some((_, address)) = line.split_once("listening on http://") {
             let port = address.trim().rsplit(':').next()?.parse().ok()?;
             std::thread::spawn(move || for _ in lines {});
-            return Some(port);
+            return Some((port, metrics_port));
         }
     }
     None

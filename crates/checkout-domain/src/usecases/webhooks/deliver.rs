@@ -2,7 +2,7 @@
 //! and schedules the next one.
 
 use super::Webhooks;
-use crate::webhooks::NextStep;
+use crate::webhooks::{NextStep, WebhookBacklog};
 
 /// What one run did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -65,5 +65,10 @@ impl Webhooks {
             }
         }
         Ok(run)
+    }
+
+    /// How many deliveries are due and not yet delivered, and since when the oldest.
+    pub async fn backlog(&self) -> anyhow::Result<WebhookBacklog> {
+        self.ports.store.backlog(self.ports.clock.now()).await
     }
 }

@@ -1,0 +1,63 @@
+//! Request metrics: a count and a latency histogram of every answered request, labelled by
+//! method, route pattern and status.
+//!
+//! The route label is actix's `match_pattern` (`/pay/api/payment/{checkoutSessionId}`), never
+//! the path, so that no session id, token or other request data becomes a label; a request
+//! that matched no route is `unmatched`. Methods outside the standard set are `OTHER`. The
+//! metrics go to the `metrics` facade: without a recorder installed they cost nothing.
+
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+
+/// Counter: requests answered, by `method`, `route` and `status`.
+pub const REQUESTS_TOTAL: &str = "checkout_http_requests_total";
+/// Histogram: seconds from the request's arrival to its answer, by `method`, `route` and
+/// `status`.
+pub const REQUEST_DURATION: &str = "checkout_http_request_duration_seconds";
+
+/// The route label of a request that matched no route.
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+/// The method as a label: one of the standard methods, else `OTHER` (so that a client cannot
+/// mint label values).
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
+}
+
+/// Middleware: records [`REQUESTS_TOTAL`] and [`REQUEST_DURATION`] for every request.
+pub async fn record(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let started = Instant::now();
+    let method = method_label(req.method());
+    let result = next.call(req).await;
+    let (route, status) = match &result {
+        Ok(response) => (
+            response.request().match_pattern(),
+            response.status().as_u16(),
+        ),
+        Err(e) => (None, e.as_response_error().status_code().as_u16()),
+    };
+    let labels = [
+        ("method", method.to_owned()),
+        ("route", route.unwrap_or_else(|| UNMATCHED_ROUTE.to_owned())),
+        ("status", status.to_string()),
+    ];
+    metrics::counter!(REQUESTS_TOTAL, &labels).increment(1);
+    metrics::histogram!(REQUEST_DURATION, &labels).record(started.elapsed().as_secs_f64());
+    result
+}
