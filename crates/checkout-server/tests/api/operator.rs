@@ -131,3 +131,117 @@ async fn operators_provision_restrict_and_deactivate_terminals() {
         "{terminals}"
     );
 }
+
+/// Runs `checkout <words>` with the server's own signing key, as an operator of the same
+/// deployment does (the webhook secrets are sealed under a key derived from it).
+fn checkout_as_deployed(server: &TestServer, words: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_checkout"))
+        .args(words)
+        .env_remove("CHECKOUT_CONFIG")
+        .env("DATABASE_URL", server.database_url())
+        .env("CHECKOUT__DATA_DIR", server.dir.join("operator"))
+        .env(
+            "CHECKOUT__IDENTITY__KEY_FILE",
+            server.dir.join("data/keys/sandbox.pk8"),
+        )
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run the checkout binary")
+}
+
+#[tokio::test]
+async fn operators_manage_webhook_endpoints_that_the_server_delivers_to() {
+    let dir = crate::support::server::artifacts_dir("operator-webhooks-receiver");
+    let Some(receiver) = checkout_webhooks::testing::Receiver::start(&dir, &[]) else {
+        return;
+    };
+    let server = TestServer::start(
+        "operator-webhooks",
+        crate::support::Mode::Sandbox,
+        &[("CHECKOUT__WEBHOOKS__POLL_MS", "50")],
+    )
+    .await;
+    let url = receiver.url("/hooks").to_string();
+    let added = stdout(&checkout_as_deployed(
+        &server,
+        &["webhook", "add", "SANDBOX-001", &url, "payment.succeeded"],
+    ));
+    let id = value_after(&added, "endpoint:").to_owned();
+    let secret = value_after(&added, "secret:").to_owned();
+    assert!(secret.starts_with("whsec_"), "{added}");
+    let listed = stdout(&checkout_as_deployed(
+        &server,
+        &["webhook", "list", "SANDBOX-001"],
+    ));
+    assert!(listed.contains(&id) && listed.contains(&url), "{listed}");
+    assert!(!listed.contains(&secret), "the secret is shown once only");
+    // The API shows the same endpoint to the terminal.
+    let token = server.token().await;
+    let api = server.get("/pay/api/webhook-endpoints", Some(&token)).await;
+    assert_eq!(api.body[0]["id"], id.as_str());
+    assert_eq!(api.body[0]["events"], json!(["payment.succeeded"]));
+
+    // The server signs with the secret the operator was shown.
+    receiver.set_secrets(&[secret.clone()]);
+    let session = server.new_checkout("OPERATOR-HOOK").await;
+    let form = crate::support::payer::CardForm::open(&server.http, &server.base, &session).await;
+    assert_eq!(
+        form.submit(&server.http, "4242424242424242").await.status(),
+        303
+    );
+    let started = std::time::Instant::now();
+    while receiver.requests().is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "no delivery"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(receiver.requests()[0]["verified"], json!([true]));
+
+    // Rotation prints a new secret; deletion empties the list.
+    let rotated = stdout(&checkout_as_deployed(
+        &server,
+        &["webhook", "rotate-secret", "SANDBOX-001", &id],
+    ));
+    let new_secret = value_after(&rotated, "secret:");
+    assert!(
+        new_secret.starts_with("whsec_") && new_secret != secret,
+        "{rotated}"
+    );
+    stdout(&checkout_as_deployed(
+        &server,
+        &["webhook", "delete", "SANDBOX-001", &id],
+    ));
+    let listed = stdout(&checkout_as_deployed(
+        &server,
+        &["webhook", "list", "SANDBOX-001"],
+    ));
+    assert!(listed.trim().is_empty(), "{listed}");
+
+    // Bad input is refused with the field named, and nothing is saved.
+    let refused = checkout_as_deployed(
+        &server,
+        &[
+            "webhook",
+            "add",
+            "SANDBOX-001",
+            "ftp://merchant.example/hooks",
+        ],
+    );
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("Url"),
+        "{refused:?}"
+    );
+    let other = checkout_as_deployed(&server, &["webhook", "delete", "SANDBOX-001", &id]);
+    assert!(
+        !other.status.success(),
+        "a deleted endpoint is not found again"
+    );
+    let listed = stdout(&checkout_as_deployed(
+        &server,
+        &["webhook", "list", "SANDBOX-001"],
+    ));
+    assert!(listed.trim().is_empty(), "{listed}");
+}
