@@ -182,7 +182,7 @@ async fn operators_manage_webhook_endpoints_that_the_server_delivers_to() {
     assert_eq!(api.body[0]["events"], json!(["payment.succeeded"]));
 
     // The server signs with the secret the operator was shown.
-    receiver.set_secrets(&[secret.clone()]);
+    receiver.set_secrets(std::slice::from_ref(&secret));
     let session = server.new_checkout("OPERATOR-HOOK").await;
     let form = crate::support::payer::CardForm::open(&server.http, &server.base, &session).await;
     assert_eq!(
