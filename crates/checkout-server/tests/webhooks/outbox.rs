@@ -228,6 +228,8 @@ async fn a_change_made_by_reconciliation_has_its_event() {
         ("CHECKOUT__PROCESSOR__STRIPE_BASE_URL", base.as_str()),
         ("CHECKOUT__PROCESSOR__STRIPE_API_KEY", "sk_test_outbox"),
         ("CHECKOUT__PROCESSOR__TIMEOUT_MS", "800"),
+        // Later than FAST's second: the test reads Processing before the first check.
+        ("CHECKOUT__CHECKOUT__RECONCILE_AFTER_SECONDS", "4"),
     ]);
     let server = TestServer::start("webhooks-outbox-reconcile", Mode::Sandbox, &settings).await;
     let mut conn = witness(&server).await;
@@ -235,6 +237,7 @@ async fn a_change_made_by_reconciliation_has_its_event() {
     stripe.inject(Call::CreateIntent, When::Before, Fault::Hang);
     let id = server.new_checkout("reconciled").await;
     pay(&server, &id, APPROVED).await;
+    // Neither the card post nor its replay learnt the outcome (the first check is 4 s away).
     assert_eq!(server.status_record(&id).await["state"], "Processing");
     let paid = server.new_checkout("paid").await;
     pay(&server, &paid, APPROVED).await;
