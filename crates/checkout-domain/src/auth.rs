@@ -4,7 +4,7 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
-use crate::values::{CallbackHosts, TerminalNumber};
+use crate::values::{CallbackHosts, MaxCardAttempts, TerminalNumber};
 
 /// A secret (client secret, bearer token) whose `Debug` prints a mask. Read it only on the
 /// line that uses it, through [`Secret::expose`].
@@ -118,4 +118,7 @@ pub struct Terminal {
     /// The hosts its callback URLs may point to; `None`: any host the environment's
     /// [`CallbackRule`](crate::values::CallbackRule) accepts.
     pub callback_hosts: Option<CallbackHosts>,
+    /// How many cards may be declined on one session before it is Failed
+    /// (`maxCardAttempts`; 1, the default, is the spec's behaviour).
+    pub max_card_attempts: MaxCardAttempts,
 }

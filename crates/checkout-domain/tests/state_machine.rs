@@ -10,7 +10,7 @@ use SessionEvent as E;
 use SessionState as S;
 
 /// Every event. `event_index` below fails to compile when an event is added and not listed.
-const ALL_EVENTS: [SessionEvent; 11] = [
+const ALL_EVENTS: [SessionEvent; 12] = [
     E::CardSubmitted,
     E::ChallengeIssued,
     E::ChallengeAnswered,
@@ -22,6 +22,7 @@ const ALL_EVENTS: [SessionEvent; 11] = [
     E::ExpiryPassed,
     E::MerchantCaptured,
     E::MerchantVoided,
+    E::DeclinedRetryable,
 ];
 
 fn event_index(event: SessionEvent) -> usize {
@@ -37,6 +38,7 @@ fn event_index(event: SessionEvent) -> usize {
         E::ExpiryPassed => 8,
         E::MerchantCaptured => 9,
         E::MerchantVoided => 10,
+        E::DeclinedRetryable => 11,
     }
 }
 
@@ -56,7 +58,7 @@ fn expected_code_and_name(state: SessionState) -> (i16, &'static str) {
 }
 
 /// Every legal move: (from, event, to).
-const LEGAL: [(SessionState, SessionEvent, SessionState); 17] = [
+const LEGAL: [(SessionState, SessionEvent, SessionState); 19] = [
     (S::Pending, E::CardSubmitted, S::Processing),
     (S::Pending, E::PayerCancelled, S::Cancelled),
     (S::Pending, E::ExpiryPassed, S::Expired),
@@ -65,6 +67,8 @@ const LEGAL: [(SessionState, SessionEvent, SessionState); 17] = [
     (S::Processing, E::Authorized, S::ApprovedTransaction),
     (S::Processing, E::Declined, S::Failed),
     (S::Processing, E::AttemptVoided, S::Pending),
+    // A decline while the terminal allows another card (`maxCardAttempts`).
+    (S::Processing, E::DeclinedRetryable, S::Pending),
     (S::ChallengeRequired, E::ChallengeAnswered, S::Processing),
     (S::ChallengeRequired, E::PayerCancelled, S::Cancelled),
     (S::ChallengeRequired, E::ExpiryPassed, S::Expired),
@@ -73,6 +77,7 @@ const LEGAL: [(SessionState, SessionEvent, SessionState); 17] = [
     (S::ChallengeRequired, E::Authorized, S::ApprovedTransaction),
     (S::ChallengeRequired, E::Declined, S::Failed),
     (S::ChallengeRequired, E::AttemptVoided, S::Pending),
+    (S::ChallengeRequired, E::DeclinedRetryable, S::Pending),
     // The merchant settles an authorisation held without capture.
     (S::ApprovedTransaction, E::MerchantCaptured, S::Successful),
     (S::ApprovedTransaction, E::MerchantVoided, S::Voided),
@@ -100,7 +105,7 @@ fn legal_target(from: SessionState, event: SessionEvent) -> Option<SessionState>
 #[test]
 fn the_event_list_is_complete_and_has_no_repeats() {
     let indexes: HashSet<usize> = ALL_EVENTS.into_iter().map(event_index).collect();
-    assert_eq!(indexes, (0..11).collect());
+    assert_eq!(indexes, (0..ALL_EVENTS.len()).collect());
 }
 
 #[test]
@@ -134,7 +139,7 @@ fn every_pair_outside_the_legal_table_is_refused_naming_state_and_event() {
             }
         }
     }
-    assert_eq!(refused, 9 * 11 - LEGAL.len());
+    assert_eq!(refused, 9 * ALL_EVENTS.len() - LEGAL.len());
 }
 
 #[test]

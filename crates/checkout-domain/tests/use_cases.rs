@@ -861,6 +861,7 @@ async fn a_terminal_allowlist_refuses_callbacks_to_other_hosts_naming_each_field
         display_name: "Merchant T-1".into(),
         active: true,
         callback_hosts: Some(CallbackHosts::parse(["merchant.example"]).unwrap()),
+        max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
     });
     // The support request's three URLs point to merchant.example: accepted.
     start(&kit, "ALLOWED").await;

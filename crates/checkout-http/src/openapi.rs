@@ -44,6 +44,7 @@ use crate::problem::ProblemDetails;
         dto::PaymentLinkRequest,
         dto::PaymentLinkResponse,
         dto::PaymentStatusResponse,
+        dto::CardAttemptRecord,
         dto::EventBody,
         dto::EventPageResponse,
         dto::WebhookEndpointRequest,

@@ -15,6 +15,7 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::card_attempts;
 use crate::models::{session_from_rows, SessionRow};
 use crate::store::PgStore;
 
@@ -115,7 +116,12 @@ impl EventLog for PgStore {
                 .load(&mut conn)
                 .await
                 .with_context(|| format!("reading the events of terminal {terminal}"))?;
-        rows.into_iter().map(EventRow::into_event).collect()
+        let mut events = rows
+            .into_iter()
+            .map(EventRow::into_event)
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        card_attempts::fill_events(&conn, &mut events).await?;
+        Ok(events)
     }
 }
 

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod availability;
+mod card_attempts;
 mod clients;
 pub mod cluster;
 pub mod counters;

@@ -11,8 +11,8 @@ use checkout_domain::session::{
 };
 use checkout_domain::values::{
     Amount, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, DisplayText, Email,
-    InternalReference, ItemCode, LineAmount, MerchantReference, RefundId, SessionId,
-    TerminalNumber,
+    InternalReference, ItemCode, LineAmount, MaxCardAttempts, MerchantReference, RefundId,
+    SessionId, TerminalNumber,
 };
 use checkout_domain::SvcCode;
 use diesel::prelude::*;
@@ -298,6 +298,7 @@ fn build_session(
             captured: row.captured_amount,
             refunded: row.refunded_amount,
         },
+        attempts: Vec::new(),
     })
 }
 
@@ -400,6 +401,7 @@ pub(crate) struct TerminalRow {
     pub display_name: String,
     pub active: bool,
     pub callback_hosts: Option<Vec<String>>,
+    pub max_card_attempts: i16,
 }
 
 impl TryFrom<TerminalRow> for Terminal {
@@ -416,6 +418,8 @@ impl TryFrom<TerminalRow> for Terminal {
             display_name: row.display_name,
             active: row.active,
             callback_hosts,
+            max_card_attempts: MaxCardAttempts::new(i64::from(row.max_card_attempts))
+                .with_context(|| format!("reading maxCardAttempts of terminal {}", row.number))?,
         })
     }
 }
@@ -428,6 +432,7 @@ pub(crate) struct NewTerminalRow<'a> {
     pub display_name: &'a str,
     pub active: bool,
     pub callback_hosts: Option<&'a [String]>,
+    pub max_card_attempts: i16,
 }
 
 /// An `oauth_clients` row.

@@ -14,6 +14,8 @@ diesel::table! {
         created_at -> Timestamptz,
         /// The hosts callback URLs may point to; NULL: any.
         callback_hosts -> Nullable<Array<Text>>,
+        /// How many cards may be declined on one session before it is Failed (1..=10).
+        max_card_attempts -> SmallInt,
     }
 }
 

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use checkout_domain::ports::{
     AttemptChange, InsertError, Recorded, Reservation, SessionRepository,
 };
-use checkout_domain::session::{PaymentAttempt, PaymentSession, Refund, SessionState};
+use checkout_domain::session::{CardAttempt, PaymentAttempt, PaymentSession, Refund, SessionState};
 use checkout_domain::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
 use diesel::pg::Pg;
@@ -18,13 +18,13 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::counters;
 use crate::models::{
     charge_rows, item_rows, session_from_rows, AttemptRow, ChargeRow, ItemRow, NewAttemptRow,
     NewSessionRow, SessionRow,
 };
 use crate::schema::{payment_attempts, payment_sessions, session_charges, session_items};
 use crate::store::{is_unique_violation, PgStore};
+use crate::{card_attempts, counters};
 
 /// The partial unique index that makes a merchant reference unique per terminal among the
 /// sessions holding it.
@@ -303,10 +303,20 @@ impl SessionRepository for PgStore {
                 .await
                 .optional()
         };
-        let (row, (items, charges)) = tokio::try_join!(session, children(conn, uuid))
-            .with_context(|| format!("reading payment session {id}"))?;
-        row.map(|row| session_from_rows(row, items, charges))
-            .transpose()
+        let attempts = card_attempts::attempt_rows(conn, std::slice::from_ref(&uuid));
+        let (row, (items, charges), attempts) =
+            tokio::try_join!(session, children(conn, uuid), attempts)
+                .with_context(|| format!("reading payment session {id}"))?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let mut session = session_from_rows(row, items, charges)?;
+        for row in attempts {
+            session
+                .attempts
+                .push(CardAttempt::from(&PaymentAttempt::try_from(row)?));
+        }
+        Ok(Some(session))
     }
 
     async fn find_holding_reference(
@@ -341,8 +351,8 @@ impl SessionRepository for PgStore {
     ) -> anyhow::Result<Vec<PaymentSession>> {
         let mut conn = self.conn().await?;
         // The session rows only (index payment_sessions_reference); the status records show
-        // no items or charges.
-        payment_sessions::table
+        // no items or charges. Then the card attempts of them all in one statement.
+        let mut sessions = payment_sessions::table
             .filter(payment_sessions::terminal_number.eq(terminal.as_str()))
             .filter(payment_sessions::merchant_reference.eq(reference.as_str()))
             .order((
@@ -356,7 +366,9 @@ impl SessionRepository for PgStore {
             .context("finding the sessions with a reference")?
             .into_iter()
             .map(|row| session_from_rows(row, Vec::new(), Vec::new()))
-            .collect()
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        card_attempts::fill(&conn, sessions.iter_mut()).await?;
+        Ok(sessions)
     }
 
     async fn transition(
@@ -503,6 +515,16 @@ impl SessionRepository for PgStore {
             .transpose()
     }
 
+    async fn attempts(&self, session: SessionId) -> anyhow::Result<Vec<PaymentAttempt>> {
+        let conn = self.conn().await?;
+        card_attempts::attempt_rows(&conn, &[session.as_uuid()])
+            .await
+            .with_context(|| format!("reading the attempts of session {session}"))?
+            .into_iter()
+            .map(PaymentAttempt::try_from)
+            .collect()
+    }
+
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64> {
         let mut conn = self.conn().await?;
         let moved = diesel::update(
@@ -583,8 +605,9 @@ impl SessionRepository for PgStore {
 
     async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
         let mut conn = self.conn().await?;
-        // The session row only: one statement, one round trip.
-        payment_sessions::table
+        // The session row only: one statement, one round trip; a second for the card
+        // attempts of a session that has had a card.
+        let mut session = payment_sessions::table
             .find(id.as_uuid())
             .select(SessionRow::as_select())
             .first(&mut conn)
@@ -592,7 +615,9 @@ impl SessionRepository for PgStore {
             .optional()
             .with_context(|| format!("reading payment session {id}"))?
             .map(|row| session_from_rows(row, Vec::new(), Vec::new()))
-            .transpose()
+            .transpose()?;
+        card_attempts::fill(&conn, session.iter_mut()).await?;
+        Ok(session)
     }
 }
 

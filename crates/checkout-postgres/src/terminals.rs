@@ -4,7 +4,7 @@ use anyhow::Context;
 use async_trait::async_trait;
 use checkout_domain::auth::Terminal;
 use checkout_domain::ports::TerminalDirectory;
-use checkout_domain::values::{CallbackHosts, TerminalNumber};
+use checkout_domain::values::{CallbackHosts, MaxCardAttempts, TerminalNumber};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
@@ -38,6 +38,7 @@ impl PgStore {
                 display_name: &terminal.display_name,
                 active: terminal.active,
                 callback_hosts: terminal.callback_hosts.as_ref().map(CallbackHosts::hosts),
+                max_card_attempts: i16::from(terminal.max_card_attempts.get()),
             })
             .execute(&mut conn)
             .await;
@@ -78,6 +79,22 @@ impl PgStore {
             .execute(&mut conn)
             .await
             .with_context(|| format!("updating the callback hosts of terminal {number}"))?;
+        Ok(updated == 1)
+    }
+
+    /// Sets how many cards may be declined on one session of the terminal
+    /// (`maxCardAttempts`); false when there is no such terminal.
+    pub async fn set_max_card_attempts(
+        &self,
+        number: &TerminalNumber,
+        limit: MaxCardAttempts,
+    ) -> anyhow::Result<bool> {
+        let mut conn = self.conn().await?;
+        let updated = diesel::update(terminals::table.find(number.as_str()))
+            .set(terminals::max_card_attempts.eq(i16::from(limit.get())))
+            .execute(&mut conn)
+            .await
+            .with_context(|| format!("updating maxCardAttempts of terminal {number}"))?;
         Ok(updated == 1)
     }
 

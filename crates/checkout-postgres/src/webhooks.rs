@@ -21,6 +21,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::card_attempts;
 use crate::events::{EventRow, EVENT_COLUMNS};
 use crate::store::PgStore;
 
@@ -292,7 +293,8 @@ impl WebhookStore for PgStore {
                 .load(&mut conn)
                 .await
                 .context("claiming due webhook deliveries")?;
-        rows.into_iter()
+        let mut due = rows
+            .into_iter()
             .map(|row| {
                 let mut secrets = vec![SealedSecret(row.endpoint_secret)];
                 secrets.extend(row.previous_secret.map(SealedSecret));
@@ -306,7 +308,9 @@ impl WebhookStore for PgStore {
                     event: row.event.into_event()?,
                 })
             })
-            .collect()
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        card_attempts::fill(&conn, due.iter_mut().map(|d| &mut d.event.session)).await?;
+        Ok(due)
     }
 
     async fn record_attempt(

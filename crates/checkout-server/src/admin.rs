@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::bail;
 use checkout_domain::auth::{OAuthClient, Role, Terminal};
-use checkout_domain::values::{CallbackHosts, TerminalNumber};
+use checkout_domain::values::{CallbackHosts, MaxCardAttempts, TerminalNumber};
 use checkout_domain::CheckoutError;
 use checkout_postgres::PgStore;
 use uuid::Uuid;
@@ -37,6 +37,13 @@ pub enum Command {
         number: String,
         /// The allowlist; `None`: any host.
         hosts: Option<CallbackHosts>,
+    },
+    /// Set how many cards may be declined on one session of a terminal before it is Failed.
+    SetMaxCardAttempts {
+        /// Its number.
+        number: String,
+        /// `maxCardAttempts` (1: the spec's behaviour).
+        limit: MaxCardAttempts,
     },
     /// List terminals.
     ListTerminals,
@@ -114,6 +121,19 @@ impl Command {
                     hosts: Some(hosts),
                 }
             }
+            ["terminal", "max-card-attempts", number, n] => Command::SetMaxCardAttempts {
+                number: (*number).to_owned(),
+                limit: n
+                    .parse()
+                    .ok()
+                    .and_then(|n| MaxCardAttempts::new(n).ok())
+                    .ok_or_else(|| {
+                        format!(
+                            "max-card-attempts must be from 1 to {}",
+                            MaxCardAttempts::MAX
+                        )
+                    })?,
+            },
             ["terminal", "list"] => Command::ListTerminals,
             ["client", "create", terminal] => Command::CreateClient {
                 terminal: (*terminal).to_owned(),
@@ -255,6 +275,7 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
                     display_name: name,
                     active: true,
                     callback_hosts: None,
+                    max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
                 })
                 .await?;
             writeln!(out, "terminal {number} created")?;
@@ -288,6 +309,15 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
                 None => writeln!(out, "terminal {number}: callbacks to any host")?,
             }
         }
+        Command::SetMaxCardAttempts { number, limit } => {
+            if !store
+                .set_max_card_attempts(&terminal_number(&number)?, limit)
+                .await?
+            {
+                bail!("no terminal {number}");
+            }
+            writeln!(out, "terminal {number}: maxCardAttempts {limit}")?;
+        }
         Command::ListTerminals => {
             for t in store.list_terminals().await? {
                 let hosts = t
@@ -296,11 +326,12 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
                     .map_or_else(|| "any host".to_owned(), |h| h.hosts().join(","));
                 writeln!(
                     out,
-                    "{}\t{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}\tmaxCardAttempts={}",
                     t.number,
                     if t.active { "active" } else { "inactive" },
                     hosts,
-                    t.display_name
+                    t.display_name,
+                    t.max_card_attempts
                 )?;
             }
         }
@@ -399,5 +430,18 @@ mod tests {
         ])
         .is_err());
         assert!(Command::parse(&["terminal", "callback-hosts", "T-9"]).is_err());
+        assert_eq!(
+            Command::parse(&["terminal", "max-card-attempts", "T-9", "3"]),
+            Ok(Command::SetMaxCardAttempts {
+                number: "T-9".into(),
+                limit: MaxCardAttempts::new(3).unwrap(),
+            })
+        );
+        for bad in ["0", "11", "-1", "three"] {
+            assert!(
+                Command::parse(&["terminal", "max-card-attempts", "T-9", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

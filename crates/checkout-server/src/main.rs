@@ -5,6 +5,7 @@
 //! checkout terminal create <number> <merchant name>
 //! checkout terminal activate|deactivate <number>
 //! checkout terminal callback-hosts <number> <host>[,<host>...]|--any
+//! checkout terminal max-card-attempts <number> <1..10>
 //! checkout terminal list
 //! checkout client create <terminal number>         prints the new client_id and secret once
 //! checkout client activate|deactivate <client_id>
@@ -21,6 +22,7 @@ const USAGE: &str = "usage: checkout serve
        checkout terminal create <number> <merchant name>
        checkout terminal activate|deactivate <number>
        checkout terminal callback-hosts <number> <host>[,<host>...]|--any
+       checkout terminal max-card-attempts <number> <1..10>
        checkout terminal list
        checkout client create <terminal number>
        checkout client activate|deactivate <client_id>

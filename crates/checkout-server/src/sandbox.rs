@@ -66,6 +66,7 @@ pub async fn provision(settings: &Settings, store: &PgStore) -> anyhow::Result<S
                 display_name: s.merchant_name.clone(),
                 active: true,
                 callback_hosts: None,
+                max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
             })
             .await?;
     }

@@ -67,7 +67,13 @@ pub trait SessionRepository: Send + Sync {
     /// so that of any number of racing inserts with one reference exactly one succeeds.
     async fn insert(&self, session: &PaymentSession) -> Result<(), InsertError>;
 
-    /// The session with this id, with its items and charges; `None` when there is none.
+    /// The session with this id, with its items, charges and card attempts; `None` when
+    /// there is none.
+    ///
+    /// MUST fill [`PaymentSession::attempts`] (oldest first), as every read that returns a
+    /// session for a status record does ([`get_without_lines`](Self::get_without_lines),
+    /// [`find_by_reference`](Self::find_by_reference), and the events of
+    /// [`EventLog`](crate::ports::EventLog)).
     async fn get(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>>;
 
     /// The session of `terminal` that holds `reference`, if any.
@@ -132,6 +138,12 @@ pub trait SessionRepository: Send + Sync {
 
     /// The session's most recent attempt, if any.
     async fn latest_attempt(&self, session: SessionId) -> anyhow::Result<Option<PaymentAttempt>>;
+
+    /// Every attempt of `session`, oldest first.
+    ///
+    /// MUST include every attempt committed before the call, in the states stored: the use
+    /// cases count the session's declined cards from it.
+    async fn attempts(&self, session: SessionId) -> anyhow::Result<Vec<PaymentAttempt>>;
 
     /// Moves every Pending session whose `expires_at` is at or before `now` to Expired;
     /// returns how many moved. (A session waiting for a challenge is expired by the use case,

@@ -1,11 +1,13 @@
 //! The payment session aggregate, its line items, charges and payment attempts.
 
 mod attempt;
+mod card_attempts;
 mod refund;
 mod request;
 mod state;
 
 pub use attempt::{AttemptState, PaymentAttempt};
+pub use card_attempts::{event_after_decline, CardAttempt};
 pub use refund::{Refund, RefundState};
 pub use request::{
     parse_transaction_reference, ChargeRequest, ItemRequest, NewSession, SessionFlow,
@@ -121,6 +123,9 @@ pub struct PaymentSession {
     pub expires_at: OffsetDateTime,
     /// What the merchant captured and refunded after the payment.
     pub money: SessionMoney,
+    /// The card attempts, oldest first, as the store last read them (the status record
+    /// lists them); empty before the first card.
+    pub attempts: Vec<CardAttempt>,
 }
 
 /// The money a session moved after its authorisation: what was captured and refunded.

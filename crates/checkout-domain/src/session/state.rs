@@ -47,8 +47,13 @@ pub enum SessionEvent {
     /// The processor authorised without capture (Processing or ChallengeRequired →
     /// ApprovedTransaction).
     Authorized,
-    /// The processor declined (Processing or ChallengeRequired → Failed).
+    /// The processor declined, and the terminal allows no further card (Processing or
+    /// ChallengeRequired → Failed).
     Declined,
+    /// The processor declined, and the terminal allows another card (`maxCardAttempts`):
+    /// nothing charged, the payer may pay with another card (Processing or ChallengeRequired
+    /// → Pending).
+    DeclinedRetryable,
     /// The attempt ended with nothing charged, as the processor said: a refused request, or an
     /// authorisation cancelled at the processor (Processing or ChallengeRequired → Pending),
     /// so the payer may try again.
@@ -102,7 +107,9 @@ impl SessionState {
             (S::Processing | S::ChallengeRequired, E::Captured) => S::Successful,
             (S::Processing | S::ChallengeRequired, E::Authorized) => S::ApprovedTransaction,
             (S::Processing | S::ChallengeRequired, E::Declined) => S::Failed,
-            (S::Processing | S::ChallengeRequired, E::AttemptVoided) => S::Pending,
+            (S::Processing | S::ChallengeRequired, E::AttemptVoided | E::DeclinedRetryable) => {
+                S::Pending
+            }
             (S::Pending | S::ChallengeRequired, E::PayerCancelled) => S::Cancelled,
             (S::Pending | S::ChallengeRequired, E::ExpiryPassed) => S::Expired,
             (S::ApprovedTransaction, E::MerchantCaptured) => S::Successful,

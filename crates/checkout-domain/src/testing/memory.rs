@@ -14,7 +14,7 @@ use crate::ports::{
     TerminalDirectory,
 };
 use crate::session::{
-    AttemptState, PaymentAttempt, PaymentSession, Refund, RefundState, SessionState,
+    AttemptState, CardAttempt, PaymentAttempt, PaymentSession, Refund, RefundState, SessionState,
 };
 use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 
@@ -31,6 +31,19 @@ struct Tables {
 }
 
 impl Tables {
+    /// `session` as a read returns it: with its card attempts as they stand, oldest first.
+    fn read(&self, session: &PaymentSession) -> PaymentSession {
+        PaymentSession {
+            attempts: self
+                .attempts
+                .iter()
+                .filter(|a| a.session_id == session.id)
+                .map(CardAttempt::from)
+                .collect(),
+            ..session.clone()
+        }
+    }
+
     /// Moves session `id` to `to` at `at`, and writes its event (as the PostgreSQL trigger
     /// does) when the new state has one.
     fn move_session(&mut self, id: SessionId, to: SessionState, at: OffsetDateTime) {
@@ -53,7 +66,7 @@ impl Tables {
         let snapshot = PaymentSession {
             items: Vec::new(),
             charges: Vec::new(),
-            ..session.clone()
+            ..self.read(session)
         };
         let sequence = self.events.len() as u64 + 1;
         self.events.push(PaymentEvent {
@@ -109,7 +122,8 @@ impl SessionRepository for InMemorySessions {
     }
 
     async fn get(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
-        Ok(lock(&self.tables).sessions.get(&id).cloned())
+        let t = lock(&self.tables);
+        Ok(t.sessions.get(&id).map(|s| t.read(s)))
     }
 
     async fn find_holding_reference(
@@ -133,14 +147,15 @@ impl SessionRepository for InMemorySessions {
         reference: &MerchantReference,
         limit: u32,
     ) -> anyhow::Result<Vec<PaymentSession>> {
-        let mut found: Vec<PaymentSession> = lock(&self.tables)
+        let t = lock(&self.tables);
+        let mut found: Vec<PaymentSession> = t
             .sessions
             .values()
             .filter(|s| &s.terminal == terminal && &s.reference == reference)
             .map(|s| PaymentSession {
                 items: Vec::new(),
                 charges: Vec::new(),
-                ..s.clone()
+                ..t.read(s)
             })
             .collect();
         found.sort_by_key(|s| std::cmp::Reverse((s.created_at, s.id)));
@@ -220,6 +235,15 @@ impl SessionRepository for InMemorySessions {
             .rev()
             .find(|a| a.session_id == session)
             .cloned())
+    }
+
+    async fn attempts(&self, session: SessionId) -> anyhow::Result<Vec<PaymentAttempt>> {
+        Ok(lock(&self.tables)
+            .attempts
+            .iter()
+            .filter(|a| a.session_id == session)
+            .cloned()
+            .collect())
     }
 
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64> {
@@ -373,14 +397,12 @@ impl SessionRepository for InMemorySessions {
     /// Like the PostgreSQL adapter, leaves the items and charges out, so that a use case that
     /// relied on them would fail its tests.
     async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
-        Ok(lock(&self.tables)
-            .sessions
-            .get(&id)
-            .map(|s| PaymentSession {
-                items: Vec::new(),
-                charges: Vec::new(),
-                ..s.clone()
-            }))
+        let t = lock(&self.tables);
+        Ok(t.sessions.get(&id).map(|s| PaymentSession {
+            items: Vec::new(),
+            charges: Vec::new(),
+            ..t.read(s)
+        }))
     }
 }
 
@@ -412,6 +434,13 @@ impl InMemoryTerminals {
     /// Adds or replaces a terminal.
     pub fn add(&self, terminal: Terminal) {
         lock(&self.terminals).insert(terminal.number.clone(), terminal);
+    }
+
+    /// Changes the terminal `number`, if provisioned.
+    pub fn update(&self, number: &TerminalNumber, change: impl FnOnce(&mut Terminal)) {
+        if let Some(terminal) = lock(&self.terminals).get_mut(number) {
+            change(terminal);
+        }
     }
 }
 

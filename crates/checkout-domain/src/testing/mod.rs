@@ -20,7 +20,7 @@ use url::Url;
 
 use crate::auth::{Claims, Role, Terminal};
 use crate::usecases::{Checkout, CheckoutPolicy, Ports};
-use crate::values::TerminalNumber;
+use crate::values::{MaxCardAttempts, TerminalNumber};
 
 /// A [`Checkout`] wired to in-memory adapters, with handles on each for assertions.
 pub struct TestKit {
@@ -94,7 +94,16 @@ impl TestKit {
             number,
             active,
             callback_hosts: None,
+            max_card_attempts: MaxCardAttempts::SPEC,
         });
+    }
+
+    /// Sets the `maxCardAttempts` of a provisioned terminal.
+    pub fn set_max_card_attempts(&self, number: &str, n: i64) {
+        let number = TerminalNumber::parse(number).unwrap_or_else(|_| unreachable!());
+        let limit = MaxCardAttempts::new(n).unwrap_or_else(|_| unreachable!());
+        self.terminals
+            .update(&number, |t| t.max_card_attempts = limit);
     }
 
     /// Claims of a caller of `terminal` with the SvcTerminal role, valid for an hour.

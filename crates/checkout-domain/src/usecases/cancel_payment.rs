@@ -45,7 +45,8 @@ impl Checkout {
         let session = self.payment_status(caller, id).await?;
         let outcome = self.cancel_unpaid(session).await?;
         match outcome.result {
-            PaymentResult::Cancelled => Ok(outcome.session),
+            // Read again: the challenge's attempt was cancelled too, and the record lists it.
+            PaymentResult::Cancelled => self.reload(id).await,
             PaymentResult::Unresolved => Err(CheckoutError::svc_with(
                 SvcCode::Svc003,
                 "The processor could not confirm that the payer's authorisation is cancelled; \

@@ -193,6 +193,7 @@ impl Checkout {
             updated_at: now,
             expires_at: new.expires_at.unwrap_or(now + validity),
             money: SessionMoney::default(),
+            attempts: Vec::new(),
         }
     }
 }

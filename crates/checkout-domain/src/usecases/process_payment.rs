@@ -16,7 +16,8 @@ use crate::values::SessionId;
 pub enum PaymentResult {
     /// Authorised: the session is Successful or ApprovedTransaction.
     Approved,
-    /// Declined (SVC_006): the session is Failed.
+    /// Declined (SVC_006): the session is Failed, or Pending when its terminal allows
+    /// another card (`maxCardAttempts`) and the payer may pay with one.
     Declined {
         /// The processor's reason, safe to show.
         reason: String,

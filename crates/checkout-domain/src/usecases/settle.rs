@@ -10,7 +10,10 @@ use crate::error::{CheckoutError, SvcCode};
 use crate::ports::{
     AttemptChange, AuthorizationRequest, ProcessorError, ProcessorOutcome, Recorded,
 };
-use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionEvent};
+use crate::session::{
+    event_after_decline, AttemptState, PaymentAttempt, PaymentSession, SessionEvent,
+};
+use crate::values::MaxCardAttempts;
 
 /// What is known about an attempt after a processor call.
 #[derive(Debug, Clone)]
@@ -168,6 +171,10 @@ impl Checkout {
             }
         };
         next.updated_at = now;
+        let event = match event {
+            Some(SessionEvent::Declined) => Some(self.decline_event(&session, attempt).await?),
+            other => other,
+        };
         let session_move = event
             .and_then(|event| from.apply(event).ok())
             .map(|to| (from, to));
@@ -197,6 +204,37 @@ impl Checkout {
                 result: PaymentResult::AlreadyHandled,
             }),
         }
+    }
+
+    /// The session's event for the processor's decline of `attempt`: Failed, or back to
+    /// Pending while the terminal allows another card ([`event_after_decline`]). The other
+    /// attempts of the session are final when its current attempt is answered (a new attempt
+    /// starts only from Pending), so their count of declines cannot change under us; and the
+    /// session move itself is a compare-and-set on the current attempt.
+    async fn decline_event(
+        &self,
+        session: &PaymentSession,
+        attempt: &PaymentAttempt,
+    ) -> Result<SessionEvent, CheckoutError> {
+        let limit = self
+            .ports
+            .terminals
+            .get_terminal(&session.terminal)
+            .await?
+            .map(|t| t.max_card_attempts)
+            .unwrap_or_default();
+        if limit == MaxCardAttempts::SPEC {
+            return Ok(SessionEvent::Declined);
+        }
+        let earlier = self
+            .ports
+            .sessions
+            .attempts(session.id)
+            .await?
+            .iter()
+            .filter(|a| a.id != attempt.id && a.state == AttemptState::Declined)
+            .count();
+        Ok(event_after_decline(earlier + 1, limit))
     }
 
     /// `next` (the new standing of `previous`) with its next check: the policy's first delay

@@ -1,6 +1,7 @@
 //! Value types that can only be built valid.
 
 mod callback;
+mod card_attempts;
 mod contact;
 mod currency;
 mod idempotency;
@@ -9,6 +10,7 @@ mod money;
 mod text;
 
 pub use callback::{CallbackHosts, CallbackRule, CallbackUrl, InvalidHost, InvalidUrl};
+pub use card_attempts::{InvalidMaxCardAttempts, MaxCardAttempts};
 pub use contact::{Culture, Email, InvalidEmail, UnknownCulture};
 pub use currency::{Currency, UnknownCurrency};
 pub use idempotency::{IdempotencyKey, RequestFingerprint};

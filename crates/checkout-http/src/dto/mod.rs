@@ -16,7 +16,7 @@ pub use session::{
     AdditionalChargeDto, ItemDto, PaymentLinkRequest, PaymentLinkResponse, StartPaymentRequest,
     StartPaymentResponse,
 };
-pub use status::PaymentStatusResponse;
+pub use status::{CardAttemptRecord, PaymentStatusResponse};
 pub use token::{TokenRequest, TokenResponse};
 pub use webhooks::{
     CreatedWebhookEndpointResponse, DeliveryAttemptBody, DeliveryBody, RedeliveryResponse,

@@ -1,6 +1,6 @@
 //! GET /pay/api/payment/{checkoutSessionId} body (spec 2.5, 3).
 
-use checkout_domain::session::{PaymentSession, SessionKind};
+use checkout_domain::session::{CardAttempt, PaymentSession, SessionKind};
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -45,6 +45,44 @@ pub struct PaymentStatusResponse {
     /// The sum of the refunds the processor confirmed.
     #[schema(value_type = f64, example = 0)]
     pub refunded_amount: JsonDecimal,
+    /// Every card submitted for the session, oldest first (empty before the first card).
+    /// More than one only when the terminal allows another card after a decline
+    /// (`maxCardAttempts`).
+    pub attempts: Vec<CardAttemptRecord>,
+}
+
+/// One card submitted for a session: never card data beyond the brand and last four digits.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CardAttemptRecord {
+    /// When the card was submitted (UTC).
+    pub attempt_date_time: String,
+    /// `visa`, `mastercard`, `amex`, `discover` or `other`.
+    #[schema(example = "visa")]
+    pub card_brand: String,
+    /// The card's last four digits.
+    #[schema(example = "4242")]
+    pub card_last_four: String,
+    /// How it ended: `Successful`, `ApprovedTransaction`, `Declined`, `NothingCharged` (the
+    /// processor refused the request), `Cancelled` (cancelled at the processor), or not yet:
+    /// `Processing`, `ChallengeRequired`, `Unknown` (the answer was lost; being reconciled).
+    #[schema(example = "Declined")]
+    pub outcome: String,
+    /// The service code it ended with (`SVC_006` for a decline), if any.
+    #[schema(example = "SVC_006")]
+    pub code: Option<String>,
+}
+
+impl From<&CardAttempt> for CardAttemptRecord {
+    fn from(attempt: &CardAttempt) -> Self {
+        CardAttemptRecord {
+            attempt_date_time: utc_timestamp(attempt.at),
+            card_brand: attempt.brand.as_str().to_owned(),
+            card_last_four: attempt.last4.clone(),
+            outcome: attempt.outcome().to_owned(),
+            code: attempt.code.map(|code| code.spec().code.to_owned()),
+        }
+    }
 }
 
 impl PaymentStatusResponse {
@@ -71,6 +109,11 @@ impl PaymentStatusResponse {
             expiration_date_time: utc_timestamp(session.expires_at),
             captured_amount: JsonDecimal::money(session.captured_amount(), currency),
             refunded_amount: JsonDecimal::money(session.money.refunded, currency),
+            attempts: session
+                .attempts
+                .iter()
+                .map(CardAttemptRecord::from)
+                .collect(),
         }
     }
 }

@@ -103,6 +103,10 @@ pub struct Texts {
     pub result_approved: &'static str,
     /// Declined (SVC_006).
     pub result_declined: &'static str,
+    /// Declined (SVC_006), and the terminal allows another card.
+    pub declined_try_another: &'static str,
+    /// Link back to the form after a decline that allows another card.
+    pub pay_another_card: &'static str,
     /// Outcome not known yet.
     pub result_processing: &'static str,
     /// Cancelled.
@@ -167,6 +171,8 @@ pub const ES: Texts = Texts {
     result_title: "Resultado del pago",
     result_approved: "Pago aprobado. ¡Gracias!",
     result_declined: "La tarjeta fue rechazada. No se realizó ningún cargo.",
+    declined_try_another: "La tarjeta fue rechazada. No se realizó ningún cargo; puede pagar con otra tarjeta.",
+    pay_another_card: "Pagar con otra tarjeta",
     result_processing: "Estamos confirmando el pago con el procesador. No vuelva a pagar; el comercio verá el resultado.",
     result_cancelled: "El pago fue cancelado.",
     result_challenge: "El pago espera la autenticación de su banco.",
@@ -215,6 +221,8 @@ pub const EN: Texts = Texts {
     result_title: "Payment result",
     result_approved: "Payment approved. Thank you!",
     result_declined: "The card was declined. Nothing was charged.",
+    declined_try_another: "The card was declined. Nothing was charged; you can pay with another card.",
+    pay_another_card: "Pay with another card",
     result_processing: "We are confirming the payment with the processor. Do not pay again; the merchant will see the outcome.",
     result_cancelled: "The payment was cancelled.",
     result_challenge: "The payment is waiting for your bank's authentication.",

@@ -5,7 +5,7 @@
 use actix_web::cookie::Cookie;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use checkout_domain::session::{PaymentSession, SessionState};
+use checkout_domain::session::{PaymentSession, SessionKind, SessionState};
 use checkout_domain::usecases::{HostedPage, PaymentResult};
 use checkout_domain::values::SessionId;
 use checkout_domain::{Checkout, CheckoutError, SvcCode};
@@ -138,14 +138,34 @@ pub fn show_state(
         .then(|| own_challenge(pages, session, lang))
         .flatten();
     let view = ResultView {
-        t,
+        challenge_link,
+        success,
+        ..result_view(lang, session, merchant, message)
+    };
+    result_page(pages, view, session)
+}
+
+/// The result page of `session` saying `message`, with no link.
+fn result_view(
+    lang: Lang,
+    session: &PaymentSession,
+    merchant: &str,
+    message: &'static str,
+) -> ResultView {
+    ResultView {
+        t: lang.texts(),
         lang: lang.code(),
         purchase: PurchaseView::of(session, merchant),
         state: session.state.name(),
         message,
-        challenge_link,
-        success,
-    };
+        challenge_link: None,
+        retry_link: None,
+        success: false,
+    }
+}
+
+/// The result page `view` of `session`.
+fn result_page(pages: &Pages, view: ResultView, session: &PaymentSession) -> HttpResponse {
     render::html(
         &pages.tera,
         StatusCode::OK,
@@ -173,8 +193,30 @@ pub fn after_step(
             Some(url) => see_other(pages, Some(session), &url),
             None => show_state(pages, lang, session, merchant),
         },
+        PaymentResult::Declined { .. } if session.state == SessionState::Pending => {
+            declined_try_another(pages, lang, session, merchant)
+        }
         _ => show_state(pages, lang, session, merchant),
     }
+}
+
+/// The page after a declined challenge when the terminal allows another card: says the card
+/// was declined, with a link back to the payment form.
+fn declined_try_another(
+    pages: &Pages,
+    lang: Lang,
+    session: &PaymentSession,
+    merchant: &str,
+) -> HttpResponse {
+    let form = match session.kind {
+        SessionKind::IntegratedCheckout(_) => "checkout-payment",
+        SessionKind::PaymentLink => "link",
+    };
+    let view = ResultView {
+        retry_link: Some(format!("/pay/{form}/{}?lg={}", session.id, lang.code())),
+        ..result_view(lang, session, merchant, lang.texts().declined_try_another)
+    };
+    result_page(pages, view, session)
 }
 
 /// Sets `cookie` on `response` when there is one.

@@ -64,6 +64,37 @@ pub async fn process_payment(
     let page = post.page;
     let lang = Lang::choose(form.lg.as_deref(), page.session.culture);
     let t = lang.texts();
+    // Nothing charged and the session payable again: the form, saying why.
+    let banner = match &post.result {
+        Ok(PaymentResult::Retry { code }) => Some(Banner {
+            code: code.spec().code,
+            text: if *code == SvcCode::Svc003 {
+                t.processor_unreachable
+            } else {
+                t.processor_refused
+            },
+        }),
+        // The terminal allows another card.
+        Ok(PaymentResult::Declined { .. }) if page.session.state == SessionState::Pending => {
+            Some(Banner {
+                code: SvcCode::Svc006.spec().code,
+                text: t.declined_try_another,
+            })
+        }
+        _ => None,
+    };
+    if banner.is_some() {
+        return pay_form(
+            pages,
+            &req,
+            &page,
+            lang,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Vec::new(),
+            banner,
+            &holder,
+        );
+    }
     match post.result {
         Err(field_errors) => {
             // A BTreeMap of CardField iterates in the form's order.
@@ -79,26 +110,6 @@ pub async fn process_payment(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 errors,
                 None,
-                &holder,
-            )
-        }
-        Ok(PaymentResult::Retry { code }) => {
-            let banner = Banner {
-                code: code.spec().code,
-                text: if code == SvcCode::Svc003 {
-                    t.processor_unreachable
-                } else {
-                    t.processor_refused
-                },
-            };
-            pay_form(
-                pages,
-                &req,
-                &page,
-                lang,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                Vec::new(),
-                Some(banner),
                 &holder,
             )
         }

@@ -187,6 +187,8 @@ pub struct ResultView {
     pub message: &'static str,
     /// Where to continue a pending challenge.
     pub challenge_link: Option<String>,
+    /// The payment form again, after a decline that allows another card.
+    pub retry_link: Option<String>,
     /// Whether the outcome is good news.
     pub success: bool,
 }

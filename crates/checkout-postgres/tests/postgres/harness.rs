@@ -137,6 +137,7 @@ async fn each_test_database_is_separate_and_dropped_with_its_handle() {
             display_name: "x".to_owned(),
             active: true,
             callback_hosts: None,
+            max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
         })
         .await
         .unwrap();

@@ -30,12 +30,14 @@ async fn terminals_round_trip_and_are_managed() {
         display_name: "Café Bérénice".to_owned(),
         active: true,
         callback_hosts: None,
+        max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
     };
     let a = Terminal {
         number: terminal("T-A"),
         display_name: "Shop A".to_owned(),
         active: false,
         callback_hosts: Some(CallbackHosts::parse(["shop-a.example", "127.0.0.1"]).unwrap()),
+        max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
     };
     store.create_terminal(&b).await.unwrap();
     store.create_terminal(&a).await.unwrap();

@@ -84,6 +84,7 @@ pub fn session(terminal_number: &str, merchant_reference: &str) -> PaymentSessio
         updated_at: at(0),
         expires_at: at(3_600_000_000),
         money: Default::default(),
+        attempts: Vec::new(),
     }
 }
 
@@ -171,6 +172,7 @@ pub async fn database() -> (TestDatabase, PgStore) {
                 display_name: format!("Merchant {number}"),
                 active: true,
                 callback_hosts: None,
+                max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
             })
             .await
             .unwrap();

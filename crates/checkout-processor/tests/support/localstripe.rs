@@ -110,16 +110,7 @@ impl Localstripe {
     /// `GET path` with a secret key; the JSON answer, which must be a 200.
     async fn get(&self, path: &str) -> Value {
         let url = self.base_url.join(path).expect("url");
-        let response = reqwest::Client::new()
-            .get(url)
-            .bearer_auth("sk_test_inspector")
-            .send()
-            .await
-            .expect("localstripe answers");
-        let status = response.status();
-        let body: Value = response.json().await.expect("a JSON answer");
-        assert!(status.is_success(), "GET {path}: {status}: {body}");
-        body
+        answer(reqwest::Client::new().get(url), &format!("GET {path}")).await
     }
 
     /// Every object of the list at `path` (the store is fresh per test, so one page is
@@ -140,6 +131,21 @@ impl Localstripe {
         self.get(&format!("v1/payment_intents/{id}")).await
     }
 
+    /// `POST path` of `form` with a secret key; the JSON answer, which must be a 200.
+    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> Value {
+        let url = self.base_url.join(path).expect("url");
+        answer(
+            reqwest::Client::new().post(url).form(form),
+            &format!("POST {path}"),
+        )
+        .await
+    }
+
+    /// Every refund localstripe holds.
+    pub async fn refunds(&self) -> Vec<Value> {
+        self.list("v1/refunds").await
+    }
+
     /// The charges that succeeded: money taken (captured or only authorised).
     pub async fn succeeded_charges(&self) -> Vec<Value> {
         self.list("v1/charges")
@@ -148,6 +154,19 @@ impl Localstripe {
             .filter(|charge| charge["status"] == "succeeded")
             .collect()
     }
+}
+
+/// Sends `request` with a secret key; the JSON answer, which must be a 200.
+async fn answer(request: reqwest::RequestBuilder, what: &str) -> Value {
+    let response = request
+        .bearer_auth("sk_test_inspector")
+        .send()
+        .await
+        .expect("localstripe answers");
+    let status = response.status();
+    let body: Value = response.json().await.expect("a JSON answer");
+    assert!(status.is_success(), "{what}: {status}: {body}");
+    body
 }
 
 impl Drop for Localstripe {

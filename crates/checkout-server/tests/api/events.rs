@@ -8,7 +8,7 @@ use crate::support::TestServer;
 
 /// The events page, once it holds `count` events: the feed holds back events while any older
 /// transaction in the database cluster still runs (the test cluster is shared by every test).
-async fn events_once(
+pub(crate) async fn events_once(
     server: &TestServer,
     token: &str,
     count: usize,

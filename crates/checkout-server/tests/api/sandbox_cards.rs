@@ -2,7 +2,7 @@
 //! running sandbox server.
 
 use crate::start_body;
-use crate::support::payer::{attempts, CardForm};
+use crate::support::payer::{attempts, location, CardForm};
 use crate::support::TestServer;
 
 /// What the payer and the merchant see after paying with one card.
@@ -26,12 +26,7 @@ async fn pay_with(server: &TestServer, token: &str, reference: &str, card: &str)
     let form = CardForm::open(&server.http, &server.base, &id).await;
     let answer = form.submit(&server.http, card).await;
     let status = answer.status().as_u16();
-    let location = answer
-        .headers()
-        .get("location")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+    let location = location(&answer);
     let body = answer.text().await.unwrap_or_default();
     let record = server
         .get(&format!("/pay/api/payment/{id}"), Some(token))

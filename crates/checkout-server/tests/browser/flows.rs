@@ -314,6 +314,75 @@ impl<'a> Flow<'a> {
         assert_eq!(self.status(&id).await["state"], state);
     }
 
+    /// With two cards allowed (`maxCardAttempts` 2): a declined card on a Spanish link
+    /// shows the form again saying the card was declined, and the session stays Pending;
+    /// the same on an English checkout page, whose second card then pays.
+    pub async fn another_card_after_a_decline(&self, shot: &str) {
+        let b = self.browser;
+        self.server
+            .set_max_card_attempts(&self.server.terminal, 2)
+            .await;
+
+        let (link_id, link) = self.payment_link("RETRY-LINK", "es").await;
+        b.goto(&link).await;
+        self.pay_with(DECLINED_CARD).await;
+        assert_eq!(
+            b.attribute("#banner", "data-code").await.as_deref(),
+            Some("SVC_006")
+        );
+        let banner = b.text("#banner").await;
+        assert!(
+            banner.contains("rechazada") && banner.contains("otra tarjeta"),
+            "{banner}"
+        );
+        b.find("#card-form").await;
+        b.screenshot(&format!("{shot}-link-es")).await;
+        let status = self.status(&link_id).await;
+        assert_eq!(status["state"], "Pending", "{status}");
+        assert_eq!(status["attempts"][0]["outcome"], "Declined", "{status}");
+
+        let (id, reference) = self.start_payment("RETRY").await;
+        self.open_checkout(&id).await;
+        self.pay_with(DECLINED_CARD).await;
+        let banner = b.text("#banner").await;
+        assert!(
+            banner.contains("declined") && banner.contains("another card"),
+            "{banner}"
+        );
+        assert_eq!(
+            b.url().await,
+            format!("{}/pay/process-payment", self.server.base)
+        );
+        b.screenshot(&format!("{shot}-checkout-en")).await;
+        self.pay_with(APPROVED_CARD).await;
+        let status = self.status(&id).await;
+        let state = status["state"].as_str().expect("state").to_owned();
+        self.assert_landed("/ok", &id, &reference, &state).await;
+        let outcomes: Vec<&str> = status["attempts"]
+            .as_array()
+            .expect("attempts")
+            .iter()
+            .map(|a| a["outcome"].as_str().expect("outcome"))
+            .collect();
+        assert_eq!(outcomes, ["Declined", state.as_str()], "{status}");
+
+        // A failed 3DS challenge is a decline too: a page that says so, with the way back to
+        // the form.
+        let (id, _) = self.start_payment("RETRY-3DS").await;
+        self.open_checkout(&id).await;
+        self.pay_with(CHALLENGE_CARD).await;
+        b.click_and_settle("#challenge-fail").await;
+        let result = b.text("#result").await;
+        assert!(
+            result.contains("declined") && result.contains("another card"),
+            "{result}"
+        );
+        b.screenshot(&format!("{shot}-challenge-failed")).await;
+        assert_eq!(self.status(&id).await["state"], "Pending");
+        b.click_and_settle("#pay-another-card").await;
+        b.find("#card-form").await;
+    }
+
     /// An expired link: error page, no form.
     pub async fn expired_link(&self, shot: &str) {
         let (id, link) = self.payment_link("EXPIRED", "en").await;

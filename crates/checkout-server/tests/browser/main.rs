@@ -130,3 +130,10 @@ fn the_card_data_search_finds_tokens_alone_and_not_inside_longer_runs() {
     assert!(!contains_token("2026-11-22T16:30:918123Z", "918"));
     assert!(!contains_token("a918", "918"));
 }
+
+#[tokio::test]
+async fn a_declined_card_shows_the_form_again_when_the_terminal_allows_another_card() {
+    let (server, merchant, browser) = setup("browser-another-card").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    flow.another_card_after_a_decline("another-card").await;
+}

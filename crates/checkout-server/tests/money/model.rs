@@ -380,6 +380,7 @@ async fn database() -> TestDatabase {
             display_name: "Model merchant".into(),
             active: true,
             callback_hosts: None,
+            max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
         })
         .await
         .expect("terminal");

@@ -93,6 +93,16 @@ impl CardForm {
     }
 }
 
+/// The `Location` header of `response`, or "" when it has none.
+pub fn location(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// The value of the hidden input `name` in `html`.
 pub fn hidden_value(html: &str, name: &str) -> String {
     let marker = format!("name=\"{name}\"");

@@ -228,6 +228,7 @@ impl TestServer {
                 display_name: format!("Merchant {number}"),
                 active,
                 callback_hosts: None,
+                max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
             })
             .await
             .expect("create terminal");
@@ -311,6 +312,17 @@ impl TestServer {
         .execute(&mut conn)
         .await
         .expect("expire");
+    }
+
+    /// Sets a terminal's `maxCardAttempts`.
+    pub async fn set_max_card_attempts(&self, number: &str, n: i64) {
+        self.store
+            .set_max_card_attempts(
+                &TerminalNumber::parse(number).expect("number"),
+                checkout_domain::values::MaxCardAttempts::new(n).expect("1..=10"),
+            )
+            .await
+            .expect("set maxCardAttempts");
     }
 
     /// Sets a terminal's active flag.

@@ -1,0 +1,1 @@
+ALTER TABLE terminals DROP COLUMN max_card_attempts;
