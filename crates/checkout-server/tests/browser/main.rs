@@ -375,3 +375,55 @@ async fn the_language_follows_lg_then_the_culture_then_accept_language() {
     );
     browser.find("#card-form").await;
 }
+
+/// WCAG 2.x relative luminance contrast of an `rgb(r, g, b)` colour against white.
+fn contrast_on_white(css: &str) -> f64 {
+    let channels: Vec<f64> = css
+        .trim_start_matches("rgba(")
+        .trim_start_matches("rgb(")
+        .trim_end_matches(')')
+        .split(',')
+        .take(3)
+        .map(|c| c.trim().parse::<f64>().expect("a channel") / 255.0)
+        .map(|c| {
+            if c <= 0.039_28 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        })
+        .collect();
+    let luminance = 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2];
+    1.05 / (luminance + 0.05)
+}
+
+#[tokio::test]
+async fn input_borders_and_the_focus_ring_have_3_to_1_contrast_and_there_is_a_favicon() {
+    let (server, merchant, browser) = setup("pages-contrast").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    let (id, _) = flow.start_payment("CONTRAST").await;
+    flow.open_checkout(&id).await;
+    browser.click("#cardNumber").await;
+    let colours = browser
+        .execute(
+            "const s = getComputedStyle(document.getElementById('cardholderName')); \
+             const f = getComputedStyle(document.getElementById('cardNumber')); \
+             return [s.borderTopColor, f.outlineColor, f.outlineStyle, \
+                     document.querySelector('link[rel=icon]').href];",
+            vec![],
+        )
+        .await;
+    let border = contrast_on_white(colours[0].as_str().unwrap_or_default());
+    let ring = contrast_on_white(colours[1].as_str().unwrap_or_default());
+    assert!(border >= 3.0, "input border {border:.2}:1 ({colours})");
+    assert!(ring >= 3.0, "focus ring {ring:.2}:1 ({colours})");
+    assert_eq!(colours[2], "solid", "{colours}");
+    let icon = server
+        .http
+        .get(colours[3].as_str().unwrap_or_default())
+        .send()
+        .await
+        .expect("the favicon");
+    assert_eq!(icon.status(), 200);
+    browser.screenshot("focus-ring").await;
+}

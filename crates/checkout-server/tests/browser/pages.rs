@@ -10,7 +10,10 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::flows::{Flow, APPROVED_CARD, BAD_LUHN_CARD, DECLINED_CARD};
+use crate::flows::{Flow, APPROVED_CARD, BAD_LUHN_CARD, CHALLENGE_CARD, DECLINED_CARD};
+
+/// The sandbox card whose hand-over to the processor fails (SVC_003, nothing charged).
+const UNREACHABLE_CARD: &str = "4000000000000119";
 use crate::support::webdriver::Browser;
 use crate::support::TestServer;
 
@@ -176,8 +179,8 @@ impl<'a> Pages<'a> {
         format!("{url}?lg={}", self.mode.lang)
     }
 
-    /// Every state: form, errors, approved, declined, processing, cancelled, expired (link
-    /// and checkout), unknown, form expired.
+    /// Every state: form, errors, approved, declined, processor retry, challenge,
+    /// processing, cancelled, expired (link and checkout), unknown, form expired.
     pub async fn walk(&self) {
         let b = self.browser;
         let es = self.mode.lang == "es";
@@ -249,6 +252,23 @@ impl<'a> Pages<'a> {
         );
         b.find("#next-step").await;
         self.check("declined").await;
+
+        // The processor could not be reached (SVC_003): the form again with a banner.
+        let (_, link) = self.flow.payment_link("RETRY", self.mode.lang).await;
+        b.goto(&link).await;
+        self.flow.pay_with(UNREACHABLE_CARD).await;
+        assert_eq!(
+            b.attribute("#banner", "data-code").await.as_deref(),
+            Some("SVC_003")
+        );
+        self.check("processor-retry").await;
+
+        // The sandbox's 3DS challenge page.
+        let (_, link) = self.flow.payment_link("CHALLENGE", self.mode.lang).await;
+        b.goto(&link).await;
+        self.flow.pay_with(CHALLENGE_CARD).await;
+        b.find("#challenge-form").await;
+        self.check("challenge").await;
 
         // Processing: the page refreshes itself (script) or offers "check again".
         let (id, link) = self.flow.payment_link("PROCESSING", self.mode.lang).await;
