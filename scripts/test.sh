@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine.
 #
-# Installs what the tests need (from Debian: the PostgreSQL server binaries, chromium and
-# chromium-driver, when missing; localstripe, the Standard Webhooks library and the Prometheus
-# client's text parser from PyPI into private virtualenvs), then runs every test with cargo-nextest.
+# Installs what the tests need (from Debian: the PostgreSQL server binaries, chromium,
+# chromium-driver and npm, when missing; axe-core from npm; localstripe, the Standard Webhooks
+# library and the Prometheus client's text parser from PyPI into private virtualenvs), then runs
+# every test with cargo-nextest. PAGES_FULL_MATRIX=1 makes the page tests walk all eight
+# combinations of size, language and script instead of three.
 # The tests start their own private Postgres cluster, their own localstripe and their own webhook
 # receiver; nothing else needs to be running. Extra arguments go to `cargo nextest run` (for
 # example a test filter).
@@ -21,6 +23,7 @@ packages=()
 have_initdb || packages+=(postgresql)
 command -v chromium >/dev/null 2>&1 || packages+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 if ((${#packages[@]})); then
     echo "== installing ${packages[*]}" >&2
     sudo_cmd=()
@@ -40,6 +43,9 @@ export WEBHOOK_RECEIVER_PYTHON
 echo "== Prometheus text parser (prometheus-client)" >&2
 PROMETHEUS_PARSER_PYTHON="$(./scripts/prometheus-parser.sh)"
 export PROMETHEUS_PARSER_PYTHON
+
+echo "== axe-core (npm), for the page tests' accessibility scans" >&2
+./scripts/axe.sh >/dev/null
 
 echo "== cargo nextest" >&2
 cargo nextest run --workspace --no-fail-fast "$@"

@@ -171,19 +171,23 @@ pub struct CardExpiry {
 }
 
 impl CardExpiry {
-    /// Parses `MM/YY`, `MM/YYYY` (spaces allowed) and checks it is this month or later.
+    /// Parses the ways payers write an expiry: `MM/YY`, `MM/YYYY`, `MM-YY`, `MM YY`, `MMYY`
+    /// and `MMYYYY` (spaces around the parts allowed), and checks it is this month or later.
     pub fn parse(s: &str, now: OffsetDateTime) -> Result<Self, CardFieldError> {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        if s.is_empty() {
+        let trimmed = s.trim();
+        if trimmed.is_empty() {
             return Err(CardFieldError::Required);
         }
-        let (m, y) = s.split_once('/').ok_or(CardFieldError::Invalid)?;
+        let (m, y) = split_expiry(trimmed).ok_or(CardFieldError::Invalid)?;
         let month: u8 = m.parse().map_err(|_| CardFieldError::Invalid)?;
         let year: u16 = match y.len() {
             2 => 2000 + y.parse::<u16>().map_err(|_| CardFieldError::Invalid)?,
             4 => y.parse().map_err(|_| CardFieldError::Invalid)?,
             _ => return Err(CardFieldError::Invalid),
         };
+        if !y.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(CardFieldError::Invalid);
+        }
         if !(1..=12).contains(&month) || !m.bytes().all(|b| b.is_ascii_digit()) {
             return Err(CardFieldError::Invalid);
         }
@@ -206,6 +210,32 @@ impl CardExpiry {
     /// The four-digit year.
     pub fn year(&self) -> u16 {
         self.year
+    }
+}
+
+/// The month and year parts of an expiry: around one `/`, `-` or run of spaces, or, for bare
+/// digits, the first two and the rest (`1230`, `122030`).
+fn split_expiry(s: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = s
+        .split(|c: char| c == '/' || c == '-' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+        .collect();
+    match parts.as_slice() {
+        [m, y] if s.chars().filter(|c| *c == '/' || *c == '-').count() <= 1 => {
+            Some(((*m).to_owned(), (*y).to_owned()))
+        }
+        [digits] if matches!(digits.len(), 4 | 6) && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Some((digits[..2].to_owned(), digits[2..].to_owned()))
+        }
+        _ => None,
+    }
+}
+
+impl CardExpiry {
+    /// `MM/YY`, the form's own spelling (safe to show again: without the number, an expiry
+    /// identifies no card).
+    pub fn form_value(&self) -> String {
+        format!("{:02}/{:02}", self.month, self.year % 100)
     }
 }
 
@@ -327,5 +357,57 @@ impl CardInput {
             }),
             _ => Err(errors),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    const NOW: OffsetDateTime = datetime!(2026-01-15 12:00 UTC);
+
+    #[test]
+    fn an_expiry_is_read_in_every_spelling_payers_use() {
+        for typed in [
+            "12/30",
+            "1230",
+            "12 30",
+            "12-30",
+            "12/2030",
+            "12 / 30",
+            "122030",
+            " 12-2030 ",
+        ] {
+            let expiry = CardExpiry::parse(typed, NOW);
+            assert_eq!(
+                expiry.map(|e| (e.month(), e.year())),
+                Ok((12, 2030)),
+                "{typed}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_malformed_expiry_is_still_refused() {
+        for typed in [
+            "123", "12345", "12/3", "12--30", "12/30/1", "1a30", "12/3a", "00/30",
+        ] {
+            assert_eq!(
+                CardExpiry::parse(typed, NOW).map(|e| e.month()),
+                Err(CardFieldError::Invalid),
+                "{typed}"
+            );
+        }
+        assert_eq!(
+            CardExpiry::parse("0125", NOW).map(|e| e.month()),
+            Err(CardFieldError::Expired)
+        );
+    }
+
+    #[test]
+    fn the_form_shows_an_expiry_as_mm_yy() {
+        let expiry = CardExpiry::parse("3-2031", NOW).map(|e| e.form_value());
+        assert_eq!(expiry.as_deref(), Ok("03/31"));
     }
 }

@@ -18,7 +18,7 @@ use checkout_domain::{CheckoutError, SvcCode, ValidationErrors};
 use checkout_http::dto::StartPaymentRequest;
 use checkout_http::json_body::parse_json;
 use checkout_http::pages::i18n::Lang;
-use checkout_http::pages::render::{self, ChargeView, ItemView, PayView, PurchaseView};
+use checkout_http::pages::render::{self, ChargeView, Frame, ItemView, PayView, PurchaseView};
 use checkout_http::problem::ApiError;
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -118,8 +118,7 @@ fn problem(c: &mut Criterion) {
 fn pay_view(items: usize) -> PayView {
     let lang = Lang::En;
     PayView {
-        t: lang.texts(),
-        lang: lang.code(),
+        frame: Frame::new(lang, ""),
         purchase: PurchaseView {
             merchant: "Bench Store".to_owned(),
             description: Some("Order ORDER-1763830000-12345".to_owned()),
@@ -128,7 +127,8 @@ fn pay_view(items: usize) -> PayView {
                     code: "SKU-1".to_owned(),
                     description: "Blue mug".to_owned(),
                     quantity: 1,
-                    amount: "25.50".to_owned(),
+                    unit_price: "$25.50".to_owned(),
+                    line_total: "$25.50".to_owned(),
                 })
                 .collect(),
             charges: vec![ChargeView {
@@ -138,6 +138,7 @@ fn pay_view(items: usize) -> PayView {
             total: "25.50".to_owned(),
             currency: "USD",
             reference: "ORDER-1763830000-12345".to_owned(),
+            expires: None,
         },
         session_id: "0b6d2c47-3f1e-4a8b-9c5d-7e2f1a0b3c4d".to_owned(),
         csrf: "q5kQ1l0m3v8c2Yt7Zb9xW4nR6sJ1uH0aE3dF5gK7pLw".to_owned(),
@@ -146,6 +147,7 @@ fn pay_view(items: usize) -> PayView {
         summary: Vec::new(),
         banner: None,
         holder: String::new(),
+        expiry: String::new(),
     }
 }
 

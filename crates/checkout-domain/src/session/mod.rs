@@ -163,6 +163,27 @@ impl PaymentSession {
         }
     }
 
+    /// The merchant page a payer who cannot pay here may go back to, for an integrated
+    /// checkout (error pages offer it as a link; nothing redirects to it): the back URL, else
+    /// the fail URL, with the same three parameters as [`PaymentSession::redirect_url`] and
+    /// the state as it stands. Payment links have none.
+    pub fn return_url(&self) -> Option<Url> {
+        let SessionKind::IntegratedCheckout(callbacks) = &self.kind else {
+            return None;
+        };
+        let mut url = callbacks
+            .back
+            .as_ref()
+            .unwrap_or(&callbacks.fail)
+            .url()
+            .clone();
+        url.query_pairs_mut()
+            .append_pair("checkoutSessionId", &self.id.to_string())
+            .append_pair("transactionReferenceNumber", self.reference.as_str())
+            .append_pair("state", self.state.name());
+        Some(url)
+    }
+
     /// Where to send the payer's browser now, for an integrated checkout in a final state
     /// (the one redirect rule of the service): the success URL after Successful or
     /// ApprovedTransaction, the fail URL after Failed, the back URL (else the fail URL) after

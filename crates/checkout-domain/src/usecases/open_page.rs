@@ -37,4 +37,24 @@ impl Checkout {
     pub async fn open_any_page(&self, id: SessionId) -> Result<HostedPage, CheckoutError> {
         self.open_payable(id, None).await
     }
+
+    /// What an error page may say about session `id` when it cannot be paid (expired, or a
+    /// form that expired): the session as stored and its merchant's name, with no checks and
+    /// no change; `None` for an unknown id.
+    pub async fn page_context(&self, id: SessionId) -> Result<Option<HostedPage>, CheckoutError> {
+        let Some(session) = self.ports.sessions.get(id).await? else {
+            return Ok(None);
+        };
+        let merchant_name = self
+            .ports
+            .terminals
+            .get_terminal(&session.terminal)
+            .await?
+            .map(|t| t.display_name)
+            .unwrap_or_else(|| session.terminal.to_string());
+        Ok(Some(HostedPage {
+            session,
+            merchant_name,
+        }))
+    }
 }

@@ -8,7 +8,9 @@ use checkout_domain::SvcCode;
 
 use super::form::{self, ActionForm};
 use super::i18n::Lang;
-use super::outcome::{csrf_ok, csrf_refused, error_page, open_any, session_id, show_state};
+use super::outcome::{
+    accept_language, context_of, csrf_ok, csrf_refused, error_page, go_to_state, session_id,
+};
 use super::render::{self, ErrorView};
 use crate::AppState;
 
@@ -21,19 +23,21 @@ pub async fn cancel_payment(
     let pages = &state.pages;
     let form: ActionForm = form::parse(&body);
     let id = form.checkout_session_id.clone().unwrap_or_default();
-    let lang = Lang::choose(form.lg.as_deref(), None);
+    let accept = accept_language(&req);
+    let lang = Lang::choose(form.lg.as_deref(), None, accept);
     if !csrf_ok(pages, &req, &id, form.csrf_token.as_deref()) {
-        return csrf_refused(pages, lang);
+        let context = context_of(&state.checkout, &id).await;
+        return csrf_refused(pages, lang, context.as_ref());
     }
     let cancelled = match session_id(&id) {
         Ok(id) => state.checkout.cancel_payment(id).await.map(|o| (id, o)),
         Err(e) => Err(e),
     };
-    let (id, outcome) = match cancelled {
+    let (_, outcome) = match cancelled {
         Ok(cancelled) => cancelled,
         Err(e) => return error_page(pages, lang, &e),
     };
-    let lang = Lang::choose(form.lg.as_deref(), outcome.session.culture);
+    let lang = Lang::choose(form.lg.as_deref(), outcome.session.culture, accept);
     if outcome.result == PaymentResult::Unresolved {
         // The processor could not confirm the cancel of a pending challenge: nothing changed.
         let t = lang.texts();
@@ -41,13 +45,14 @@ pub async fn cancel_payment(
             &pages.tera,
             StatusCode::SERVICE_UNAVAILABLE,
             "error.html",
-            &ErrorView::new(lang, SvcCode::Svc003.spec().code, t.cancel_unconfirmed),
+            &ErrorView::new(
+                lang,
+                &render::session_path(&outcome.session),
+                SvcCode::Svc003.spec().code,
+                t.cancel_unconfirmed,
+            ),
             &pages.csp_for(Some(&outcome.session)),
         );
     }
-    let merchant = match open_any(&state.checkout, id).await {
-        Ok(page) => page.merchant_name,
-        Err(_) => outcome.session.terminal.to_string(),
-    };
-    show_state(pages, lang, &outcome.session, &merchant)
+    go_to_state(pages, lang, &outcome.session)
 }

@@ -10,10 +10,10 @@ use checkout_domain::{CheckoutError, SvcCode};
 use super::form::{self, ActionForm, LangQuery};
 use super::i18n::Lang;
 use super::outcome::{
-    after_step, browser_secret, csrf_ok, csrf_refused, error_page, open_any, session_id,
-    show_state, with_cookie,
+    accept_language, after_step, browser_secret, context_of, csrf_ok, csrf_refused, error_page,
+    open_any, session_id, show_state, with_cookie,
 };
-use super::render::{self, ChallengeView, ErrorView, PurchaseView};
+use super::render::{self, ChallengeView, ErrorView, Frame, PurchaseView};
 use crate::AppState;
 
 /// GET /pay/challenge/{id}: the sandbox challenge page (only with the sandbox processor).
@@ -24,7 +24,8 @@ pub async fn challenge_page(
     query: web::Query<LangQuery>,
 ) -> HttpResponse {
     let pages = &state.pages;
-    let lang = Lang::choose(query.lg.as_deref(), None);
+    let accept = accept_language(&req);
+    let lang = Lang::choose(query.lg.as_deref(), None, accept);
     if !pages.own_challenge_page {
         return not_here(&state, lang);
     }
@@ -36,16 +37,15 @@ pub async fn challenge_page(
         Ok(page) => page,
         Err(e) => return error_page(pages, lang, &e),
     };
-    let lang = Lang::choose(query.lg.as_deref(), page.session.culture);
+    let lang = Lang::choose(query.lg.as_deref(), page.session.culture, accept);
     if page.session.state != SessionState::ChallengeRequired {
         return show_state(pages, lang, &page.session, &page.merchant_name);
     }
     let (secret, cookie) = browser_secret(&req);
     let id = page.session.id.to_string();
     let view = ChallengeView {
-        t: lang.texts(),
-        lang: lang.code(),
-        purchase: PurchaseView::of(&page.session, &page.merchant_name),
+        frame: Frame::new(lang, ""),
+        purchase: PurchaseView::of(&page.session, &page.merchant_name, lang),
         csrf: pages.csrf.token(&secret, &id),
         session_id: id,
     };
@@ -68,19 +68,21 @@ pub async fn answer_challenge(
 ) -> HttpResponse {
     let pages = &state.pages;
     let form: ActionForm = form::parse(&body);
-    let lang = Lang::choose(form.lg.as_deref(), None);
+    let accept = accept_language(&req);
+    let lang = Lang::choose(form.lg.as_deref(), None, accept);
     if !pages.own_challenge_page {
         return not_here(&state, lang);
     }
     if !csrf_ok(pages, &req, &path, form.csrf_token.as_deref()) {
-        return csrf_refused(pages, lang);
+        let context = context_of(&state.checkout, &path).await;
+        return csrf_refused(pages, lang, context.as_ref());
     }
     let passed = form.outcome.as_deref() == Some("pass");
     let answered = match session_id(&path) {
         Ok(id) => state.checkout.answer_challenge(id, passed).await,
         Err(e) => Err(e),
     };
-    show_answer(&state, answered, form.lg.as_deref())
+    show_answer(&state, answered, form.lg.as_deref(), accept)
 }
 
 /// GET /pay/return/{id}: the payer is back from the processor's challenge page. It only
@@ -88,6 +90,7 @@ pub async fn answer_challenge(
 /// processor has not moved.
 pub async fn processor_return(
     state: web::Data<AppState>,
+    req: HttpRequest,
     path: web::Path<String>,
     query: web::Query<LangQuery>,
 ) -> HttpResponse {
@@ -95,7 +98,7 @@ pub async fn processor_return(
         Ok(id) => state.checkout.challenge_returned(id).await,
         Err(e) => Err(e),
     };
-    show_answer(&state, returned, query.lg.as_deref())
+    show_answer(&state, returned, query.lg.as_deref(), accept_language(&req))
 }
 
 /// What the browser sees after a challenge step.
@@ -103,20 +106,15 @@ fn show_answer(
     state: &AppState,
     answered: Result<(HostedPage, PaymentOutcome), CheckoutError>,
     lg: Option<&str>,
+    accept: Option<&str>,
 ) -> HttpResponse {
     let pages = &state.pages;
-    let (page, outcome) = match answered {
+    let (_, outcome) = match answered {
         Ok(answered) => answered,
-        Err(e) => return error_page(pages, Lang::choose(lg, None), &e),
+        Err(e) => return error_page(pages, Lang::choose(lg, None, accept), &e),
     };
-    let lang = Lang::choose(lg, outcome.session.culture);
-    after_step(
-        pages,
-        lang,
-        &outcome.session,
-        &page.merchant_name,
-        &outcome.result,
-    )
+    let lang = Lang::choose(lg, outcome.session.culture, accept);
+    after_step(pages, lang, &outcome.session, &outcome.result)
 }
 
 fn not_here(state: &AppState, lang: Lang) -> HttpResponse {
@@ -126,6 +124,7 @@ fn not_here(state: &AppState, lang: Lang) -> HttpResponse {
         "error.html",
         &ErrorView::new(
             lang,
+            "",
             SvcCode::Svc002.spec().code,
             lang.texts().session_missing,
         ),

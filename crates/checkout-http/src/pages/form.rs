@@ -52,6 +52,8 @@ pub struct ActionForm {
 pub struct LangQuery {
     /// `es` or `en`.
     pub lg: Option<String>,
+    /// Present (`1`) after a declined card when the terminal allows another: the form says so.
+    pub declined: Option<String>,
 }
 
 /// Parses a posted form; an unreadable body is an empty form.

@@ -15,15 +15,62 @@ pub enum Lang {
 }
 
 impl Lang {
-    /// `?lg=` when it names a language, else the session's culture, else Spanish.
-    pub fn choose(lg: Option<&str>, culture: Option<Culture>) -> Lang {
-        match lg.map(str::trim) {
-            Some(l) if l.eq_ignore_ascii_case("en") => Lang::En,
-            Some(l) if l.eq_ignore_ascii_case("es") => Lang::Es,
-            _ => match culture {
-                Some(Culture::En) => Lang::En,
-                _ => Lang::Es,
-            },
+    /// The page language: `lg` (a BCP 47 tag reduced to its language: `en-US` is English),
+    /// else the session's culture, else the browser's `Accept-Language`, else Spanish.
+    pub fn choose(lg: Option<&str>, culture: Option<Culture>, accept: Option<&str>) -> Lang {
+        if let Some(lang) = lg.and_then(Lang::of_tag) {
+            return lang;
+        }
+        match culture {
+            Some(Culture::En) => return Lang::En,
+            Some(Culture::Es) => return Lang::Es,
+            None => {}
+        }
+        accept
+            .and_then(Lang::of_accept_language)
+            .unwrap_or(Lang::Es)
+    }
+
+    /// The language of a BCP 47 tag (`es`, `en-US`, `es_419`), if it is one of ours.
+    pub fn of_tag(tag: &str) -> Option<Lang> {
+        let primary = tag.trim().split(['-', '_']).next().unwrap_or_default();
+        if primary.eq_ignore_ascii_case("en") {
+            Some(Lang::En)
+        } else if primary.eq_ignore_ascii_case("es") {
+            Some(Lang::Es)
+        } else {
+            None
+        }
+    }
+
+    /// The preferred of our languages in an `Accept-Language` header (RFC 9110 12.5.4): the
+    /// highest weight wins, the first listed on a tie; `q=0` means "not this one".
+    pub fn of_accept_language(header: &str) -> Option<Lang> {
+        let mut best: Option<(u16, Lang)> = None;
+        for entry in header.split(',') {
+            let mut parts = entry.split(';');
+            let Some(lang) = parts.next().and_then(Lang::of_tag) else {
+                continue;
+            };
+            let weight = parts
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .map_or(1000, |q| {
+                    q.trim()
+                        .parse::<f32>()
+                        .map_or(0, |q| (q.clamp(0.0, 1.0) * 1000.0) as u16)
+                });
+            if weight > 0 && best.is_none_or(|(w, _)| weight > w) {
+                best = Some((weight, lang));
+            }
+        }
+        best.map(|(_, lang)| lang)
+    }
+
+    /// The other language (the language switch offers it).
+    pub fn other(self) -> Lang {
+        match self {
+            Lang::Es => Lang::En,
+            Lang::En => Lang::Es,
         }
     }
 
@@ -105,8 +152,6 @@ pub struct Texts {
     pub result_declined: &'static str,
     /// Declined (SVC_006), and the terminal allows another card.
     pub declined_try_another: &'static str,
-    /// Link back to the form after a decline that allows another card.
-    pub pay_another_card: &'static str,
     /// Outcome not known yet.
     pub result_processing: &'static str,
     /// Cancelled.
@@ -139,6 +184,46 @@ pub struct Texts {
     pub unexpected: &'static str,
     /// Support reference label.
     pub support_reference: &'static str,
+    /// This language's name in itself (the switch shows the other's).
+    pub lang_name: &'static str,
+    /// Label of the language switch.
+    pub language: &'static str,
+    /// Unit price column.
+    pub unit_price: &'static str,
+    /// Line total column.
+    pub line_total: &'static str,
+    /// Before the link's expiry date.
+    pub pay_before: &'static str,
+    /// Under the error summary: the card number and code are never shown again.
+    pub retype_card: &'static str,
+    /// The Pay button while the payment is sent.
+    pub processing_button: &'static str,
+    /// Label of the detected card brand.
+    pub card_brand: &'static str,
+    /// What to do after an approval.
+    pub approved_next: &'static str,
+    /// What to do after a decline.
+    pub declined_next: &'static str,
+    /// What to do while the processor confirms.
+    pub processing_next: &'static str,
+    /// Link that reloads the processing page.
+    pub check_again: &'static str,
+    /// What to do after a cancellation.
+    pub cancelled_next: &'static str,
+    /// An expired session.
+    pub expired_message: &'static str,
+    /// What to do after an expiry.
+    pub expired_next: &'static str,
+    /// What to do about an unknown session.
+    pub unknown_next: &'static str,
+    /// What to do when the form expired.
+    pub form_expired_next: &'static str,
+    /// Button reopening the payment page.
+    pub reopen: &'static str,
+    /// Button back to the merchant (the name follows).
+    pub return_to: &'static str,
+    /// Heading of the next-step text.
+    pub what_now: &'static str,
 }
 
 /// Spanish.
@@ -163,7 +248,7 @@ pub const ES: Texts = Texts {
     required: "Este campo es obligatorio.",
     bad_name: "Escriba el nombre tal como aparece en la tarjeta.",
     bad_number: "El número de tarjeta no es válido.",
-    bad_expiry: "Use el formato MM/AA.",
+    bad_expiry: "Escriba el mes y el año de vencimiento, por ejemplo 08/29.",
     expired_card: "La tarjeta está vencida.",
     bad_cvv: "El código debe tener 3 dígitos (4 en American Express).",
     processor_unreachable: "No pudimos comunicarnos con el procesador de tarjetas. No se realizó ningún cargo; intente de nuevo.",
@@ -172,7 +257,6 @@ pub const ES: Texts = Texts {
     result_approved: "Pago aprobado. ¡Gracias!",
     result_declined: "La tarjeta fue rechazada. No se realizó ningún cargo.",
     declined_try_another: "La tarjeta fue rechazada. No se realizó ningún cargo; puede pagar con otra tarjeta.",
-    pay_another_card: "Pagar con otra tarjeta",
     result_processing: "Estamos confirmando el pago con el procesador. No vuelva a pagar; el comercio verá el resultado.",
     result_cancelled: "El pago fue cancelado.",
     result_challenge: "El pago espera la autenticación de su banco.",
@@ -189,6 +273,26 @@ pub const ES: Texts = Texts {
     form_expired: "El formulario venció por seguridad. Vuelva a abrir la página de pago.",
     unexpected: "Ocurrió un error inesperado. No se realizó ningún cargo que no vaya a ver el comercio.",
     support_reference: "Referencia para soporte",
+    lang_name: "Español",
+    language: "Idioma",
+    unit_price: "Precio unitario",
+    line_total: "Importe",
+    pay_before: "Puede pagar hasta el",
+    retype_card: "Por su seguridad, vuelva a escribir el número de tarjeta y el código de seguridad.",
+    processing_button: "Procesando el pago…",
+    card_brand: "Marca",
+    approved_next: "Puede cerrar esta página; el comercio ya recibió el resultado.",
+    declined_next: "Si desea completar la compra, pida al comercio un nuevo enlace de pago o pague de otra forma.",
+    processing_next: "Esta página se actualiza sola cada pocos segundos. No cierre la ventana ni vuelva a pagar.",
+    check_again: "Consultar de nuevo",
+    cancelled_next: "No se realizó ningún cargo. Si aún desea comprar, contacte al comercio.",
+    expired_message: "Este pago venció y ya no se puede pagar. No se realizó ningún cargo.",
+    expired_next: "Pida al comercio un nuevo enlace de pago o vuelva a su tienda para empezar de nuevo.",
+    unknown_next: "Revise que abrió el enlace completo que recibió, o contacte al comercio que se lo envió.",
+    form_expired_next: "Vuelva a abrir la página de pago y escriba sus datos otra vez. No se realizó ningún cargo.",
+    reopen: "Abrir de nuevo la página de pago",
+    return_to: "Volver a",
+    what_now: "¿Qué puede hacer?",
 };
 
 /// English.
@@ -213,7 +317,7 @@ pub const EN: Texts = Texts {
     required: "This field is required.",
     bad_name: "Enter the name as it appears on the card.",
     bad_number: "The card number is not valid.",
-    bad_expiry: "Use the MM/YY format.",
+    bad_expiry: "Enter the expiry month and year, for example 08/29.",
     expired_card: "The card has expired.",
     bad_cvv: "The code must be 3 digits (4 for American Express).",
     processor_unreachable: "We could not reach the card processor. Nothing was charged; please try again.",
@@ -222,7 +326,6 @@ pub const EN: Texts = Texts {
     result_approved: "Payment approved. Thank you!",
     result_declined: "The card was declined. Nothing was charged.",
     declined_try_another: "The card was declined. Nothing was charged; you can pay with another card.",
-    pay_another_card: "Pay with another card",
     result_processing: "We are confirming the payment with the processor. Do not pay again; the merchant will see the outcome.",
     result_cancelled: "The payment was cancelled.",
     result_challenge: "The payment is waiting for your bank's authentication.",
@@ -239,9 +342,39 @@ pub const EN: Texts = Texts {
     form_expired: "The form expired for your security. Please open the payment page again.",
     unexpected: "An unexpected error occurred. Any charge will be visible to the merchant.",
     support_reference: "Support reference",
+    lang_name: "English",
+    language: "Language",
+    unit_price: "Unit price",
+    line_total: "Line total",
+    pay_before: "You can pay until",
+    retype_card: "For your security, type the card number and security code again.",
+    processing_button: "Processing payment…",
+    card_brand: "Brand",
+    approved_next: "You can close this page; the merchant has the result.",
+    declined_next: "To complete the purchase, ask the merchant for a new payment link or another way to pay.",
+    processing_next: "This page checks again every few seconds. Do not close it or pay again.",
+    check_again: "Check again",
+    cancelled_next: "Nothing was charged. If you still want to buy, contact the merchant.",
+    expired_message: "This payment has expired and can no longer be paid. Nothing was charged.",
+    expired_next: "Ask the merchant for a new payment link, or go back to their shop to start again.",
+    unknown_next: "Check that you opened the whole link you received, or contact the merchant who sent it.",
+    form_expired_next: "Open the payment page again and enter your details once more. Nothing was charged.",
+    reopen: "Open the payment page again",
+    return_to: "Return to",
+    what_now: "What you can do",
 };
 
 impl Texts {
+    /// The label of a card field (the error summary names the field).
+    pub fn field_label(&self, field: CardField) -> &'static str {
+        match field {
+            CardField::CardholderName => self.cardholder_name,
+            CardField::CardNumber => self.card_number,
+            CardField::Expiry => self.card_expiry,
+            CardField::Cvv => self.card_cvv,
+        }
+    }
+
     /// The message for a card field error.
     pub fn card_error(&self, field: CardField, error: CardFieldError) -> &'static str {
         match (field, error) {
@@ -261,10 +394,26 @@ mod tests {
 
     #[test]
     fn the_language_comes_from_lg_then_the_culture_then_spanish() {
-        assert_eq!(Lang::choose(Some("en"), Some(Culture::Es)), Lang::En);
-        assert_eq!(Lang::choose(Some("ES"), Some(Culture::En)), Lang::Es);
-        assert_eq!(Lang::choose(Some("fr"), Some(Culture::En)), Lang::En);
-        assert_eq!(Lang::choose(None, None), Lang::Es);
+        assert_eq!(Lang::choose(Some("en"), Some(Culture::Es), None), Lang::En);
+        assert_eq!(Lang::choose(Some("ES"), Some(Culture::En), None), Lang::Es);
+        assert_eq!(
+            Lang::choose(Some("en-US"), Some(Culture::Es), None),
+            Lang::En
+        );
+        assert_eq!(Lang::choose(Some("es_419"), None, Some("en")), Lang::Es);
+        assert_eq!(Lang::choose(Some("fr"), Some(Culture::En), None), Lang::En);
+        assert_eq!(
+            Lang::choose(Some("fr"), None, Some("en-GB,en;q=0.8")),
+            Lang::En
+        );
+        assert_eq!(Lang::choose(None, Some(Culture::Es), Some("en")), Lang::Es);
+        assert_eq!(
+            Lang::choose(None, None, Some("de, en;q=0.5, es;q=0.9")),
+            Lang::Es
+        );
+        assert_eq!(Lang::choose(None, None, Some("fr, en;q=0")), Lang::Es);
+        assert_eq!(Lang::choose(None, None, Some("garbage;q=x")), Lang::Es);
+        assert_eq!(Lang::choose(None, None, None), Lang::Es);
     }
 
     #[test]

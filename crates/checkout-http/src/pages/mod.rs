@@ -1,6 +1,7 @@
 //! The hosted pages (spec 4.5): the checkout page, the payment link page, the card form post,
-//! the sandbox 3DS challenge, the processor's return, and cancel. Server-rendered with tera, no
-//! scripts; every use case is the domain's.
+//! the sandbox 3DS challenge, the processor's return, and cancel. Server-rendered with tera;
+//! one first-party script enhances them (`templates/checkout.js`, allowed by its hash) and
+//! every page works without it. Every use case is the domain's.
 
 pub mod csrf;
 pub mod i18n;
@@ -9,6 +10,7 @@ pub mod render;
 mod cancel;
 mod challenge;
 mod form;
+mod money;
 mod open;
 mod outcome;
 mod process;
@@ -92,12 +94,26 @@ impl Pages {
     }
 }
 
-async fn stylesheet() -> HttpResponse {
+/// A static asset of the pages.
+fn asset(content_type: &'static str, body: &'static str) -> HttpResponse {
     HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
+        .content_type(content_type)
         .insert_header(("Cache-Control", "public, max-age=3600"))
         .insert_header(("X-Content-Type-Options", "nosniff"))
-        .body(render::STYLESHEET)
+        .insert_header(("Cross-Origin-Resource-Policy", "same-origin"))
+        .body(body)
+}
+
+async fn stylesheet() -> HttpResponse {
+    asset("text/css; charset=utf-8", render::STYLESHEET)
+}
+
+async fn script() -> HttpResponse {
+    asset("text/javascript; charset=utf-8", render::SCRIPT)
+}
+
+async fn favicon() -> HttpResponse {
+    asset("image/svg+xml", render::FAVICON)
 }
 
 /// Registers the page routes.
@@ -130,5 +146,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/pay/return/{checkoutSessionId}",
         web::get().to(challenge::processor_return),
     )
-    .route("/pay/assets/checkout.css", web::get().to(stylesheet));
+    .route("/pay/assets/checkout.css", web::get().to(stylesheet))
+    .route("/pay/assets/checkout.js", web::get().to(script))
+    .route("/pay/assets/favicon.svg", web::get().to(favicon));
 }

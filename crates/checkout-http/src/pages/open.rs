@@ -7,8 +7,11 @@ use checkout_domain::usecases::HostedPage;
 
 use super::form::LangQuery;
 use super::i18n::Lang;
-use super::outcome::{browser_secret, error_page, session_id, show_state, with_cookie};
-use super::render::{self, Banner, PayView, PurchaseView};
+use super::outcome::{
+    accept_language, browser_secret, context_of, error_page_about, session_id, show_state,
+    with_cookie,
+};
+use super::render::{self, Banner, Frame, PayView, PurchaseView, SummaryItem};
 use super::Pages;
 use crate::AppState;
 
@@ -19,14 +22,7 @@ pub async fn checkout_page(
     path: web::Path<String>,
     query: web::Query<LangQuery>,
 ) -> HttpResponse {
-    open(
-        &state,
-        &req,
-        &path,
-        query.lg.as_deref(),
-        SessionFlow::IntegratedCheckout,
-    )
-    .await
+    open(&state, &req, &path, &query, SessionFlow::IntegratedCheckout).await
 }
 
 /// The payment link page (`?lg=es|en`).
@@ -36,42 +32,50 @@ pub async fn link_page(
     path: web::Path<String>,
     query: web::Query<LangQuery>,
 ) -> HttpResponse {
-    open(
-        &state,
-        &req,
-        &path,
-        query.lg.as_deref(),
-        SessionFlow::PaymentLink,
-    )
-    .await
+    open(&state, &req, &path, &query, SessionFlow::PaymentLink).await
 }
 
 async fn open(
     state: &AppState,
     req: &HttpRequest,
     id: &str,
-    lg: Option<&str>,
+    query: &LangQuery,
     flow: SessionFlow,
 ) -> HttpResponse {
     let pages = &state.pages;
+    let lg = query.lg.as_deref();
+    let accept = accept_language(req);
     let opened = match session_id(id) {
         Ok(id) => state.checkout.open_page(id, flow).await,
         Err(e) => Err(e),
     };
     match opened {
-        Err(e) => error_page(pages, Lang::choose(lg, None), &e),
+        Err(e) => {
+            // An expired session of this flow still names its merchant and the way back.
+            let context = context_of(&state.checkout, id)
+                .await
+                .filter(|c| c.session.kind.is_flow(flow));
+            let culture = context.as_ref().and_then(|c| c.session.culture);
+            let lang = Lang::choose(lg, culture, accept);
+            error_page_about(pages, lang, &e, "", context.as_ref())
+        }
         Ok(page) => {
-            let lang = Lang::choose(lg, page.session.culture);
+            let lang = Lang::choose(lg, page.session.culture, accept);
             if page.is_payable() {
+                // Back after a declined card, the terminal allowing another: say so.
+                let banner = query.declined.is_some().then(|| Banner {
+                    code: checkout_domain::SvcCode::Svc006.spec().code,
+                    text: lang.texts().declined_try_another,
+                });
                 pay_form(
                     pages,
                     req,
                     &page,
                     lang,
-                    StatusCode::OK,
-                    Vec::new(),
-                    None,
-                    "",
+                    FormState {
+                        banner,
+                        ..FormState::default()
+                    },
                 )
             } else {
                 show_state(pages, lang, &page.session, &page.merchant_name)
@@ -80,40 +84,69 @@ async fn open(
     }
 }
 
-/// The card form for `page`, with `errors` (input id, message; in form order) beside the
-/// fields and an optional `banner`.
-#[allow(clippy::too_many_arguments)]
+/// What a re-shown card form keeps and says: the field errors (input id, message; in form
+/// order), a banner, and the values safe to show again.
+#[derive(Debug)]
+pub struct FormState {
+    /// The status of the answer.
+    pub status: StatusCode,
+    /// Input id, field label and message of each field that failed the checks.
+    pub errors: Vec<SummaryItem>,
+    /// A message above the form (processor errors).
+    pub banner: Option<Banner>,
+    /// The cardholder name, always kept.
+    pub holder: String,
+    /// The expiry as `MM/YY` when it was valid; never the card number or the code.
+    pub expiry: String,
+}
+
+impl Default for FormState {
+    fn default() -> Self {
+        FormState {
+            status: StatusCode::OK,
+            errors: Vec::new(),
+            banner: None,
+            holder: String::new(),
+            expiry: String::new(),
+        }
+    }
+}
+
+/// The card form for `page` in the state `form`.
 pub fn pay_form(
     pages: &Pages,
     req: &HttpRequest,
     page: &HostedPage,
     lang: Lang,
-    status: StatusCode,
-    errors: Vec<(&'static str, &'static str)>,
-    banner: Option<Banner>,
-    holder: &str,
+    form: FormState,
 ) -> HttpResponse {
     let session = &page.session;
     let (secret, cookie) = browser_secret(req);
     let id = session.id.to_string();
+    // A form re-shown in a post's answer switches language on the session's own page.
+    let base = if req.method() == actix_web::http::Method::GET {
+        String::new()
+    } else {
+        render::session_path(session)
+    };
     let view = PayView {
-        t: lang.texts(),
-        lang: lang.code(),
-        purchase: PurchaseView::of(session, &page.merchant_name),
+        frame: Frame::new(lang, &base),
+        purchase: PurchaseView::of(session, &page.merchant_name, lang),
         csrf: pages.csrf.token(&secret, &id),
         session_id: id,
         can_cancel: matches!(
             session.kind,
             checkout_domain::session::SessionKind::IntegratedCheckout(_)
         ),
-        summary: errors.iter().map(|(_, message)| *message).collect(),
-        errors: errors.into_iter().collect(),
-        banner,
-        holder: holder.to_owned(),
+        errors: form.errors.iter().map(|e| (e.id, e.message)).collect(),
+        summary: form.errors,
+        banner: form.banner,
+        holder: form.holder,
+        expiry: form.expiry,
     };
     let response = render::html(
         &pages.tera,
-        status,
+        form.status,
         "pay.html",
         &view,
         &pages.csp_for(Some(session)),

@@ -5,14 +5,14 @@
 use actix_web::cookie::Cookie;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use checkout_domain::session::{PaymentSession, SessionKind, SessionState};
+use checkout_domain::session::{PaymentSession, SessionState};
 use checkout_domain::usecases::{HostedPage, PaymentResult};
 use checkout_domain::values::SessionId;
 use checkout_domain::{Checkout, CheckoutError, SvcCode};
 
 use super::csrf;
 use super::i18n::Lang;
-use super::render::{self, ErrorView, PurchaseView, ResultView};
+use super::render::{self, ErrorView, Frame, PurchaseView, ResultView};
 use super::Pages;
 
 /// The session id of a page's path or form, parsed at the edge: a malformed id is an unknown
@@ -46,57 +46,104 @@ pub fn csrf_ok(pages: &Pages, req: &HttpRequest, session_id: &str, token: Option
     }
 }
 
-/// The page refusing a form whose CSRF token does not match.
-pub fn csrf_refused(pages: &Pages, lang: Lang) -> HttpResponse {
+/// The browser's `Accept-Language` header, for [`Lang::choose`].
+pub fn accept_language(req: &HttpRequest) -> Option<&str> {
+    req.headers()
+        .get(actix_web::http::header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok())
+}
+
+/// What an error page may say about the session a form or path named: the session and its
+/// merchant when the id is one (read with no change), else `None`.
+pub async fn context_of(checkout: &Checkout, raw_id: &str) -> Option<HostedPage> {
+    let id = raw_id.parse::<SessionId>().ok()?;
+    checkout.page_context(id).await.ok().flatten()
+}
+
+/// The page refusing a form whose CSRF token does not match ("form expired"): what happened,
+/// and a way back to the session's page when the session is known. Shown in the body of the
+/// refused post, which echoes nothing of the form.
+pub fn csrf_refused(pages: &Pages, lang: Lang, context: Option<&HostedPage>) -> HttpResponse {
     tracing::warn!("page form refused: CSRF token missing or wrong");
+    let t = lang.texts();
+    let base = context.map(|c| render::session_path(&c.session));
+    let mut view = ErrorView::new(lang, base.as_deref().unwrap_or(""), "CSRF", t.form_expired);
+    view.next_step = Some(t.form_expired_next);
+    if let Some(context) = context {
+        view.merchant = Some(context.merchant_name.clone());
+        view.reopen_url = base.map(|b| format!("{b}?lg={}", lang.code()));
+    }
     render::html(
         &pages.tera,
         StatusCode::FORBIDDEN,
         "error.html",
-        &ErrorView::new(lang, "CSRF", lang.texts().form_expired),
-        &pages.csp_for(None),
+        &view,
+        &pages.csp_for(context.map(|c| &c.session)),
     )
 }
 
-/// The error page for a use-case error.
+/// The error page for a use-case error on a page whose language switch leads to `base`.
 pub fn error_page(pages: &Pages, lang: Lang, error: &CheckoutError) -> HttpResponse {
+    error_page_about(pages, lang, error, "", None)
+}
+
+/// The error page for a use-case error, saying what the payer can do next; `context` (the
+/// session the page was about, when known) names the merchant and, for an integrated
+/// checkout, offers the merchant's back (else fail) URL.
+pub fn error_page_about(
+    pages: &Pages,
+    lang: Lang,
+    error: &CheckoutError,
+    base: &str,
+    context: Option<&HostedPage>,
+) -> HttpResponse {
     let t = lang.texts();
-    let (status, view) = match error {
+    let (status, mut view) = match error {
         CheckoutError::Service {
             code: SvcCode::Svc002,
             ..
-        } => (
-            StatusCode::NOT_FOUND,
-            ErrorView::new(lang, SvcCode::Svc002.spec().code, t.session_missing),
-        ),
+        } => {
+            let mut view =
+                ErrorView::new(lang, base, SvcCode::Svc002.spec().code, t.session_missing);
+            view.next_step = Some(t.unknown_next);
+            if context.is_some() {
+                view.message = t.expired_message;
+                view.next_step = Some(t.expired_next);
+            }
+            (StatusCode::NOT_FOUND, view)
+        }
         CheckoutError::Service {
             code: SvcCode::Svc005,
             ..
         } => (
             StatusCode::UNPROCESSABLE_ENTITY,
-            ErrorView::new(lang, SvcCode::Svc005.spec().code, t.terminal_inactive),
+            ErrorView::new(lang, base, SvcCode::Svc005.spec().code, t.terminal_inactive),
         ),
         CheckoutError::Service { code, .. } => (
             StatusCode::UNPROCESSABLE_ENTITY,
-            ErrorView::new(lang, code.spec().code, t.unexpected),
+            ErrorView::new(lang, base, code.spec().code, t.unexpected),
         ),
         other if crate::problem::is_temporarily_unavailable(other) => {
-            let view = ErrorView::new(lang, "ERROR", t.unexpected);
+            let view = ErrorView::new(lang, base, "ERROR", t.unexpected);
             tracing::warn!(instance = %view.instance, error = %other, "page error: dependency unavailable");
             (StatusCode::SERVICE_UNAVAILABLE, view)
         }
         other => {
-            let view = ErrorView::new(lang, "ERROR", t.unexpected);
+            let view = ErrorView::new(lang, base, "ERROR", t.unexpected);
             tracing::error!(instance = %view.instance, error = %other, "page error");
             (StatusCode::INTERNAL_SERVER_ERROR, view)
         }
     };
+    if let Some(context) = context {
+        view.merchant = Some(context.merchant_name.clone());
+        view.return_url = context.session.return_url().map(|u| u.to_string());
+    }
     render::html(
         &pages.tera,
         status,
         "error.html",
         &view,
-        &pages.csp_for(None),
+        &pages.csp_for(context.map(|c| &c.session)),
     )
 }
 
@@ -114,8 +161,8 @@ fn own_challenge(pages: &Pages, session: &PaymentSession, lang: Lang) -> Option<
         .then(|| format!("/pay/challenge/{}?lg={}", session.id, lang.code()))
 }
 
-/// Shows where `session` stands: a redirect to the merchant for a settled integrated
-/// checkout, else a result page.
+/// Shows where `session` stands (the GET pages): a redirect to the merchant for a settled
+/// integrated checkout, else a result page saying what happened and what to do.
 pub fn show_state(
     pages: &Pages,
     lang: Lang,
@@ -126,46 +173,37 @@ pub fn show_state(
         return see_other(pages, Some(session), url.as_str());
     }
     let t = lang.texts();
-    let (message, success) = match session.state {
-        SessionState::Successful | SessionState::ApprovedTransaction => (t.result_approved, true),
-        SessionState::Failed => (t.result_declined, false),
-        SessionState::Cancelled | SessionState::Voided => (t.result_cancelled, false),
-        SessionState::ChallengeRequired => (t.result_challenge, false),
-        SessionState::Expired => (t.session_missing, false),
-        SessionState::Processing | SessionState::Pending => (t.result_processing, false),
+    let (message, next_step, success) = match session.state {
+        SessionState::Successful | SessionState::ApprovedTransaction => {
+            (t.result_approved, Some(t.approved_next), true)
+        }
+        SessionState::Failed => (t.result_declined, Some(t.declined_next), false),
+        SessionState::Cancelled | SessionState::Voided => {
+            (t.result_cancelled, Some(t.cancelled_next), false)
+        }
+        SessionState::ChallengeRequired => (t.result_challenge, None, false),
+        SessionState::Expired => (t.expired_message, Some(t.expired_next), false),
+        SessionState::Processing | SessionState::Pending => {
+            (t.result_processing, Some(t.processing_next), false)
+        }
     };
     let challenge_link = (session.state == SessionState::ChallengeRequired)
         .then(|| own_challenge(pages, session, lang))
         .flatten();
     let view = ResultView {
-        challenge_link,
-        success,
-        ..result_view(lang, session, merchant, message)
-    };
-    result_page(pages, view, session)
-}
-
-/// The result page of `session` saying `message`, with no link.
-fn result_view(
-    lang: Lang,
-    session: &PaymentSession,
-    merchant: &str,
-    message: &'static str,
-) -> ResultView {
-    ResultView {
-        t: lang.texts(),
-        lang: lang.code(),
-        purchase: PurchaseView::of(session, merchant),
+        frame: Frame::new(lang, ""),
+        purchase: PurchaseView::of(session, merchant, lang),
         state: session.state.name(),
         message,
-        challenge_link: None,
-        retry_link: None,
-        success: false,
-    }
-}
-
-/// The result page `view` of `session`.
-fn result_page(pages: &Pages, view: ResultView, session: &PaymentSession) -> HttpResponse {
+        next_step,
+        challenge_link,
+        success,
+        refresh: matches!(
+            session.state,
+            SessionState::Processing | SessionState::Pending
+        ),
+        self_href: format!("?lg={}", lang.code()),
+    };
     render::html(
         &pages.tera,
         StatusCode::OK,
@@ -175,12 +213,26 @@ fn result_page(pages: &Pages, view: ResultView, session: &PaymentSession) -> Htt
     )
 }
 
-/// The answer to a finished payment step (anything but a retry, which re-shows the form).
+/// After a post: a 303 to where `session` now stands, so that a reload never posts again:
+/// the merchant's URL for a settled integrated checkout, else the session's own page (which
+/// shows the result), in `lang`.
+pub fn go_to_state(pages: &Pages, lang: Lang, session: &PaymentSession) -> HttpResponse {
+    match session.redirect_url() {
+        Some(url) => see_other(pages, Some(session), url.as_str()),
+        None => see_other(
+            pages,
+            Some(session),
+            &format!("{}?lg={}", render::session_path(session), lang.code()),
+        ),
+    }
+}
+
+/// The answer to a finished payment step (anything but a retry, which re-shows the form): a
+/// 303 to the challenge, the merchant or the session's page.
 pub fn after_step(
     pages: &Pages,
     lang: Lang,
     session: &PaymentSession,
-    merchant: &str,
     result: &PaymentResult,
 ) -> HttpResponse {
     match result {
@@ -191,32 +243,20 @@ pub fn after_step(
             challenge_url: None,
         } => match own_challenge(pages, session, lang) {
             Some(url) => see_other(pages, Some(session), &url),
-            None => show_state(pages, lang, session, merchant),
+            None => go_to_state(pages, lang, session),
         },
-        PaymentResult::Declined { .. } if session.state == SessionState::Pending => {
-            declined_try_another(pages, lang, session, merchant)
-        }
-        _ => show_state(pages, lang, session, merchant),
+        // The terminal allows another card: the form again, saying the card was declined.
+        PaymentResult::Declined { .. } if session.state == SessionState::Pending => see_other(
+            pages,
+            Some(session),
+            &format!(
+                "{}?lg={}&declined=1",
+                render::session_path(session),
+                lang.code()
+            ),
+        ),
+        _ => go_to_state(pages, lang, session),
     }
-}
-
-/// The page after a declined challenge when the terminal allows another card: says the card
-/// was declined, with a link back to the payment form.
-fn declined_try_another(
-    pages: &Pages,
-    lang: Lang,
-    session: &PaymentSession,
-    merchant: &str,
-) -> HttpResponse {
-    let form = match session.kind {
-        SessionKind::IntegratedCheckout(_) => "checkout-payment",
-        SessionKind::PaymentLink => "link",
-    };
-    let view = ResultView {
-        retry_link: Some(format!("/pay/{form}/{}?lg={}", session.id, lang.code())),
-        ..result_view(lang, session, merchant, lang.texts().declined_try_another)
-    };
-    result_page(pages, view, session)
 }
 
 /// Sets `cookie` on `response` when there is one.

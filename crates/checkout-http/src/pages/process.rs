@@ -5,19 +5,22 @@ use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use checkout_domain::card::{CardField, CardInput};
+use checkout_domain::card::{CardExpiry, CardField, CardInput};
 use checkout_domain::session::{PaymentSession, SessionState};
-use checkout_domain::usecases::PaymentResult;
+use checkout_domain::usecases::{CardPost, PaymentResult};
 use checkout_domain::values::SessionId;
-use checkout_domain::SvcCode;
+use checkout_domain::{CheckoutError, SvcCode};
+use time::OffsetDateTime;
 
 use super::form::{self, PaymentForm};
 use super::i18n::Lang;
 use super::open::pay_form;
+use super::open::FormState;
 use super::outcome::{
-    after_step, csrf_ok, csrf_refused, error_page, open_any, session_id, show_state,
+    accept_language, after_step, context_of, csrf_ok, csrf_refused, error_page, error_page_about,
+    go_to_state, open_any, see_other, session_id,
 };
-use super::render::Banner;
+use super::render::{self, Banner, SummaryItem};
 use crate::AppState;
 
 /// The input id of a card field, as in the form.
@@ -30,7 +33,10 @@ fn input_id(field: CardField) -> &'static str {
     }
 }
 
-/// Handles a card form submission: one use-case call, which reads the session once.
+/// Handles a card form submission: one use-case call, which reads the session once. Every
+/// outcome is a 303 to a GET page (a reload never posts the card again), except a form to
+/// correct (422, the form again with the valid name and expiry, never the number or the code)
+/// and the refusals that keep the payer where they are (a bad token, a processor retry).
 pub async fn process_payment(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -40,9 +46,11 @@ pub async fn process_payment(
     let form: PaymentForm = form::parse(&body);
     drop(body);
     let raw_id = form.checkout_session_id.clone().unwrap_or_default();
-    let lang = Lang::choose(form.lg.as_deref(), None);
+    let accept = accept_language(&req);
+    let lang = Lang::choose(form.lg.as_deref(), None, accept);
     if !csrf_ok(pages, &req, &raw_id, form.csrf_token.as_deref()) {
-        return csrf_refused(pages, lang);
+        let context = context_of(&state.checkout, &raw_id).await;
+        return csrf_refused(pages, lang, context.as_ref());
     }
     let id = match session_id(&raw_id) {
         Ok(id) => id,
@@ -56,69 +64,104 @@ pub async fn process_payment(
         cvv: form.card_cvv.unwrap_or_default(),
     };
     let post = state.checkout.process_payment(id, &input).await;
+    let expiry = match &post {
+        Ok(CardPost { result: Err(_), .. }) => {
+            CardExpiry::parse(&input.expiry, OffsetDateTime::now_utc())
+                .map(|e| e.form_value())
+                .unwrap_or_default()
+        }
+        _ => String::new(),
+    };
     drop(input);
     let post = match post {
         Ok(post) => post,
-        Err(e) => return error_page(pages, lang, &e),
+        Err(e) => {
+            let Some(context) = context_of(&state.checkout, &raw_id).await else {
+                return error_page(pages, lang, &e);
+            };
+            let lang = Lang::choose(form.lg.as_deref(), context.session.culture, accept);
+            // A session that expired while its form was open: its page says so (a GET).
+            if matches!(
+                e,
+                CheckoutError::Service {
+                    code: SvcCode::Svc002,
+                    ..
+                }
+            ) {
+                return go_to_page(pages, lang, &context.session);
+            }
+            let base = render::session_path(&context.session);
+            return error_page_about(pages, lang, &e, &base, Some(&context));
+        }
     };
     let page = post.page;
-    let lang = Lang::choose(form.lg.as_deref(), page.session.culture);
+    let lang = Lang::choose(form.lg.as_deref(), page.session.culture, accept);
     let t = lang.texts();
-    // Nothing charged and the session payable again: the form, saying why.
-    let banner = match &post.result {
-        Ok(PaymentResult::Retry { code }) => Some(Banner {
-            code: code.spec().code,
-            text: if *code == SvcCode::Svc003 {
-                t.processor_unreachable
-            } else {
-                t.processor_refused
-            },
-        }),
-        // The terminal allows another card.
-        Ok(PaymentResult::Declined { .. }) if page.session.state == SessionState::Pending => {
-            Some(Banner {
-                code: SvcCode::Svc006.spec().code,
-                text: t.declined_try_another,
-            })
-        }
-        _ => None,
-    };
-    if banner.is_some() {
-        return pay_form(
-            pages,
-            &req,
-            &page,
-            lang,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Vec::new(),
-            banner,
-            &holder,
-        );
-    }
     match post.result {
         Err(field_errors) => {
             // A BTreeMap of CardField iterates in the form's order.
-            let errors: Vec<(&'static str, &'static str)> = field_errors
+            let errors = field_errors
                 .into_iter()
-                .map(|(field, error)| (input_id(field), t.card_error(field, error)))
+                .map(|(field, error)| SummaryItem {
+                    id: input_id(field),
+                    label: t.field_label(field),
+                    message: t.card_error(field, error),
+                })
                 .collect();
-            pay_form(
-                pages,
-                &req,
-                &page,
-                lang,
-                StatusCode::UNPROCESSABLE_ENTITY,
+            let state = FormState {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
                 errors,
-                None,
-                &holder,
-            )
+                banner: None,
+                holder,
+                expiry,
+            };
+            pay_form(pages, &req, &page, lang, state)
+        }
+        Ok(PaymentResult::Retry { code }) => {
+            let banner = Banner {
+                code: code.spec().code,
+                text: if code == SvcCode::Svc003 {
+                    t.processor_unreachable
+                } else {
+                    t.processor_refused
+                },
+            };
+            let state = FormState {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                banner: Some(banner),
+                holder,
+                ..FormState::default()
+            };
+            pay_form(pages, &req, &page, lang, state)
+        }
+        // The terminal allows another card: the form again, saying the card was declined.
+        Ok(PaymentResult::Declined { .. }) if page.session.state == SessionState::Pending => {
+            let state = FormState {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                banner: Some(Banner {
+                    code: SvcCode::Svc006.spec().code,
+                    text: t.declined_try_another,
+                }),
+                holder,
+                ..FormState::default()
+            };
+            pay_form(pages, &req, &page, lang, state)
         }
         Ok(PaymentResult::AlreadyHandled) => {
             let session = settled(&state, id, page.session).await;
-            show_state(pages, lang, &session, &page.merchant_name)
+            go_to_state(pages, lang, &session)
         }
-        Ok(result) => after_step(pages, lang, &page.session, &page.merchant_name, &result),
+        Ok(result) => after_step(pages, lang, &page.session, &result),
     }
+}
+
+/// A 303 to the session's own page, whatever its state (it shows why it cannot be paid).
+fn go_to_page(pages: &super::Pages, lang: Lang, session: &PaymentSession) -> HttpResponse {
+    see_other(
+        pages,
+        Some(session),
+        &format!("{}?lg={}", render::session_path(session), lang.code()),
+    )
 }
 
 /// A submission that lost the race to another one for the same session (a double click, a

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, HttpResponseBuilder};
-use checkout_domain::session::PaymentSession;
-use checkout_domain::values::Currency;
+use checkout_domain::session::{PaymentSession, SessionKind};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use tera::Tera;
 
 use super::i18n::{Lang, Texts};
+use super::money;
 
 /// The templates, compiled into the binary from the top-level `templates/` folder.
 const TEMPLATES: [(&str, &str); 5] = [
@@ -38,6 +38,26 @@ const TEMPLATES: [(&str, &str); 5] = [
 /// The page stylesheet, served at `/pay/assets/checkout.css`.
 pub const STYLESHEET: &str = include_str!("../../../../templates/checkout.css");
 
+/// The pages' one script (progressive enhancement), served at `/pay/assets/checkout.js`.
+pub const SCRIPT: &str = include_str!("../../../../templates/checkout.js");
+
+/// The favicon, served at `/pay/assets/favicon.svg`.
+pub const FAVICON: &str = include_str!("../../../../templates/favicon.svg");
+
+/// The script's Subresource Integrity value, `sha384-<base64>`: the `integrity` attribute of
+/// its `<script>` tag and the one script source the CSP allows.
+pub fn script_integrity() -> &'static str {
+    static INTEGRITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    INTEGRITY.get_or_init(|| {
+        use base64::Engine;
+        let digest = ring::digest::digest(&ring::digest::SHA384, SCRIPT.as_bytes());
+        format!(
+            "sha384-{}",
+            base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
+        )
+    })
+}
+
 /// Builds the template engine (autoescaping on for `.html`).
 pub fn templates() -> anyhow::Result<Tera> {
     let mut tera = Tera::default();
@@ -46,11 +66,47 @@ pub fn templates() -> anyhow::Result<Tera> {
     Ok(tera)
 }
 
-/// An amount at its currency's scale, e.g. `42.50` or `15000.00`.
-pub fn money(value: Decimal, currency: Currency) -> String {
-    let mut v = value;
-    v.rescale(currency.minor_units());
-    v.to_string()
+/// What every page's frame needs: its words and language, the language switch and the
+/// script's integrity.
+#[derive(Debug, Serialize)]
+pub struct Frame {
+    /// Texts.
+    pub t: &'static Texts,
+    /// Language code (`lang` of the page).
+    pub lang: &'static str,
+    /// The other language's code.
+    pub other_lang: &'static str,
+    /// The other language's name, in itself.
+    pub other_name: &'static str,
+    /// Where the language switch leads: this page (or the session's page) in the other
+    /// language.
+    pub switch_href: String,
+    /// The script's integrity value.
+    pub script_integrity: &'static str,
+}
+
+impl Frame {
+    /// The frame of a page in `lang` whose switch leads to `base` (a path, or `""` for the
+    /// page itself) with `?lg=` the other language.
+    pub fn new(lang: Lang, base: &str) -> Self {
+        let other = lang.other();
+        Frame {
+            t: lang.texts(),
+            lang: lang.code(),
+            other_lang: other.code(),
+            other_name: other.texts().lang_name,
+            switch_href: format!("{base}?lg={}", other.code()),
+            script_integrity: script_integrity(),
+        }
+    }
+}
+
+/// The GET page of `session`: its checkout page or its link page.
+pub fn session_path(session: &PaymentSession) -> String {
+    match session.kind {
+        SessionKind::IntegratedCheckout(_) => format!("/pay/checkout-payment/{}", session.id),
+        SessionKind::PaymentLink => format!("/pay/link/{}", session.id),
+    }
 }
 
 /// A line of the items table.
@@ -62,8 +118,10 @@ pub struct ItemView {
     pub description: String,
     /// Quantity.
     pub quantity: u32,
-    /// Amount.
-    pub amount: String,
+    /// Unit price, formatted.
+    pub unit_price: String,
+    /// Quantity × unit price, formatted.
+    pub line_total: String,
 }
 
 /// A line of the charges table.
@@ -71,8 +129,17 @@ pub struct ItemView {
 pub struct ChargeView {
     /// Name.
     pub name: String,
-    /// Amount.
+    /// Amount, formatted.
     pub amount: String,
+}
+
+/// When a payment link stops being payable.
+#[derive(Debug, Serialize)]
+pub struct ExpiryView {
+    /// RFC 3339, for `<time datetime>`.
+    pub iso: String,
+    /// In words, in UTC, in the page's language.
+    pub text: String,
 }
 
 /// What every page shows about the purchase.
@@ -86,18 +153,21 @@ pub struct PurchaseView {
     pub items: Vec<ItemView>,
     /// Additional charges.
     pub charges: Vec<ChargeView>,
-    /// Total.
+    /// Total, formatted with its currency.
     pub total: String,
     /// Currency code.
     pub currency: &'static str,
     /// The merchant's reference.
     pub reference: String,
+    /// A payment link's expiry.
+    pub expires: Option<ExpiryView>,
 }
 
 impl PurchaseView {
-    /// The purchase of `session` sold by `merchant`.
-    pub fn of(session: &PaymentSession, merchant: &str) -> Self {
+    /// The purchase of `session` sold by `merchant`, in `lang`.
+    pub fn of(session: &PaymentSession, merchant: &str, lang: Lang) -> Self {
         let currency = session.amount.currency();
+        let text = |t: Option<&str>| t.map(str::to_owned).unwrap_or_default();
         PurchaseView {
             merchant: merchant.to_owned(),
             description: session.description.as_ref().map(|d| d.as_str().to_owned()),
@@ -105,46 +175,56 @@ impl PurchaseView {
                 .items
                 .iter()
                 .map(|i| ItemView {
-                    code: i
-                        .code
-                        .as_ref()
-                        .map(|c| c.as_str().to_owned())
-                        .unwrap_or_default(),
-                    description: i
-                        .description
-                        .as_ref()
-                        .map(|d| d.as_str().to_owned())
-                        .unwrap_or_default(),
+                    code: text(i.code.as_ref().map(|c| c.as_str())),
+                    description: text(i.description.as_ref().map(|d| d.as_str())),
                     quantity: i.quantity,
-                    amount: money(i.amount.value(), currency),
+                    unit_price: money::format(i.amount.value(), currency, lang),
+                    line_total: money::format(
+                        i.amount.value() * Decimal::from(i.quantity),
+                        currency,
+                        lang,
+                    ),
                 })
                 .collect(),
             charges: session
                 .charges
                 .iter()
                 .map(|c| ChargeView {
-                    name: c
-                        .name
-                        .as_ref()
-                        .map(|n| n.as_str().to_owned())
-                        .unwrap_or_default(),
-                    amount: money(c.amount.value(), currency),
+                    name: text(c.name.as_ref().map(|n| n.as_str())),
+                    amount: money::format(c.amount.value(), currency, lang),
                 })
                 .collect(),
-            total: money(session.amount.value(), currency),
+            total: money::format(session.amount.value(), currency, lang),
             currency: currency.code(),
             reference: session.reference.to_string(),
+            expires: matches!(session.kind, SessionKind::PaymentLink).then(|| ExpiryView {
+                iso: session
+                    .expires_at
+                    .format(&time::format_description::well_known::Rfc3339)
+                    .unwrap_or_default(),
+                text: money::utc_date_time(session.expires_at, lang),
+            }),
         }
     }
+}
+
+/// One line of the error summary: the field's label and message, linking to the field.
+#[derive(Debug, Serialize)]
+pub struct SummaryItem {
+    /// The input's id (the link's target).
+    pub id: &'static str,
+    /// The field's label.
+    pub label: &'static str,
+    /// What is wrong.
+    pub message: &'static str,
 }
 
 /// The card form page.
 #[derive(Debug, Serialize)]
 pub struct PayView {
-    /// Texts.
-    pub t: &'static Texts,
-    /// Language code.
-    pub lang: &'static str,
+    /// The frame.
+    #[serde(flatten)]
+    pub frame: Frame,
     /// The purchase.
     pub purchase: PurchaseView,
     /// Session id.
@@ -155,12 +235,14 @@ pub struct PayView {
     pub can_cancel: bool,
     /// Input id → error message.
     pub errors: BTreeMap<&'static str, &'static str>,
-    /// The same messages in the order of the form's fields, for the error summary.
-    pub summary: Vec<&'static str>,
+    /// The same messages with their fields' labels, in the form's order, for the summary.
+    pub summary: Vec<SummaryItem>,
     /// A message above the form (processor errors).
     pub banner: Option<Banner>,
-    /// The cardholder name to keep (never the card data).
+    /// The cardholder name to keep.
     pub holder: String,
+    /// The expiry to keep (`MM/YY`), when it was valid; never the number or the code.
+    pub expiry: String,
 }
 
 /// A message above the card form, with the service code it stands for.
@@ -175,31 +257,34 @@ pub struct Banner {
 /// A result or session-state page.
 #[derive(Debug, Serialize)]
 pub struct ResultView {
-    /// Texts.
-    pub t: &'static Texts,
-    /// Language code.
-    pub lang: &'static str,
+    /// The frame.
+    #[serde(flatten)]
+    pub frame: Frame,
     /// The purchase.
     pub purchase: PurchaseView,
     /// State name (`data-state`).
     pub state: &'static str,
-    /// The message.
+    /// What happened.
     pub message: &'static str,
+    /// What the payer can do now.
+    pub next_step: Option<&'static str>,
     /// Where to continue a pending challenge.
     pub challenge_link: Option<String>,
-    /// The payment form again, after a decline that allows another card.
-    pub retry_link: Option<String>,
     /// Whether the outcome is good news.
     pub success: bool,
+    /// Whether the page reloads itself (the processor is still confirming): the script
+    /// reloads it; without the script a "check again" link does.
+    pub refresh: bool,
+    /// This page in its language (the "check again" link).
+    pub self_href: String,
 }
 
 /// The sandbox challenge page.
 #[derive(Debug, Serialize)]
 pub struct ChallengeView {
-    /// Texts.
-    pub t: &'static Texts,
-    /// Language code.
-    pub lang: &'static str,
+    /// The frame.
+    #[serde(flatten)]
+    pub frame: Frame,
     /// The purchase.
     pub purchase: PurchaseView,
     /// Session id.
@@ -211,33 +296,43 @@ pub struct ChallengeView {
 /// An error page.
 #[derive(Debug, Serialize)]
 pub struct ErrorView {
-    /// Texts.
-    pub t: &'static Texts,
-    /// Language code.
-    pub lang: &'static str,
+    /// The frame.
+    #[serde(flatten)]
+    pub frame: Frame,
     /// `data-code`: the SVC code or a short name.
     pub code: &'static str,
-    /// The message.
+    /// What happened.
     pub message: &'static str,
+    /// What the payer can do now.
+    pub next_step: Option<&'static str>,
+    /// The merchant, when the session is known.
+    pub merchant: Option<String>,
+    /// The merchant's back (else fail) URL, for an integrated checkout.
+    pub return_url: Option<String>,
+    /// The session's page, to open again (after an expired form).
+    pub reopen_url: Option<String>,
     /// The request's instance id, for support.
     pub instance: String,
 }
 
 impl ErrorView {
-    /// An error page in `lang`.
-    pub fn new(lang: Lang, code: &'static str, message: &'static str) -> Self {
+    /// An error page in `lang` whose language switch leads to `base`.
+    pub fn new(lang: Lang, base: &str, code: &'static str, message: &'static str) -> Self {
         ErrorView {
-            t: lang.texts(),
-            lang: lang.code(),
+            frame: Frame::new(lang, base),
             code,
             message,
+            next_step: None,
+            merchant: None,
+            return_url: None,
+            reopen_url: None,
             instance: crate::request_context::instance_id(),
         }
     }
 }
 
-/// The Content-Security-Policy of a page: nothing but our own stylesheet, no scripts, no
-/// framing, and forms that may post only to us and be redirected only to `redirect_origins`
+/// The Content-Security-Policy of a page: nothing but our own stylesheet, favicon and the one
+/// script whose SHA-384 the policy names (no inline script, no other script), no framing, and forms that may post only to us and be redirected only to `redirect_origins`
 /// (Chrome applies `form-action` to the redirects that follow a form post).
 pub fn content_security_policy(redirect_origins: &[String]) -> String {
     let mut form_action = String::from("'self'");
@@ -246,8 +341,9 @@ pub fn content_security_policy(redirect_origins: &[String]) -> String {
         form_action.push_str(origin);
     }
     format!(
-        "default-src 'none'; style-src 'self'; img-src 'self'; form-action {form_action}; \
-         frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; script-src '{}'; style-src 'self'; img-src 'self'; \
+         form-action {form_action}; frame-ancestors 'none'; base-uri 'none'",
+        script_integrity()
     )
 }
 
@@ -287,5 +383,28 @@ pub fn html<V: Serialize>(
                 .content_type("text/plain; charset=utf-8")
                 .body("The page could not be shown.")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The PCI DSS 6.4.3 inventory in `docs/` lists the hash of the script the server serves.
+    #[test]
+    fn the_script_inventory_lists_the_served_scripts_hash() {
+        let doc = include_str!("../../../../docs/payment-page-scripts.md");
+        let listed: Vec<&str> = doc
+            .split('`')
+            .filter(|part| part.starts_with("sha384-") && part.len() > 20)
+            .collect();
+        assert_eq!(
+            listed,
+            vec![script_integrity()],
+            "docs/payment-page-scripts.md must list the served script's SHA-384"
+        );
+        let csp = content_security_policy(&[]);
+        assert!(csp.contains(&format!("script-src '{}';", script_integrity())));
+        assert!(!csp.contains("unsafe-inline"));
     }
 }

@@ -75,7 +75,7 @@ impl<'a> Flow<'a> {
     }
 
     /// Creates an integrated checkout session; returns (id, reference).
-    async fn start_payment(&self, label: &str) -> (String, String) {
+    pub async fn start_payment(&self, label: &str) -> (String, String) {
         let reference = format!("{label}-{}", &crate::support::server::uuid_like()[..8]);
         let body = json!({
             "callbackSuccessUrl": format!("{}/ok?order={reference}", self.merchant),
@@ -101,9 +101,19 @@ impl<'a> Flow<'a> {
     }
 
     /// Creates a payment link in `culture`; returns (id, link).
-    async fn payment_link(&self, label: &str, culture: &str) -> (String, String) {
+    pub async fn payment_link(&self, label: &str, culture: &str) -> (String, String) {
+        self.payment_link_with(label, culture, None).await
+    }
+
+    /// Creates a payment link of 15,000.00 CRC in `culture` with `items`; returns (id, link).
+    pub async fn payment_link_with(
+        &self,
+        label: &str,
+        culture: &str,
+        items: Option<Value>,
+    ) -> (String, String) {
         let reference = format!("{label}-{}", &crate::support::server::uuid_like()[..8]);
-        let body = json!({
+        let mut body = json!({
             "totalTransactionAmount": 15000,
             "currencyCode": "CRC",
             "transactionReferenceNumber": reference,
@@ -111,6 +121,9 @@ impl<'a> Flow<'a> {
             "userEmail": "payer@example.com",
             "culture": culture
         });
+        if let Some(items) = items {
+            body["items"] = items;
+        }
         let token = self.token().await;
         let reply = self
             .server
@@ -145,7 +158,7 @@ impl<'a> Flow<'a> {
     }
 
     /// Fills the card form, submits it, and waits for the page the post leads to.
-    async fn pay_with(&self, card: &str) {
+    pub async fn pay_with(&self, card: &str) {
         let b = self.browser;
         b.type_into("#cardholderName", "Ada Lovelace").await;
         b.type_into("#cardNumber", card).await;
@@ -154,7 +167,7 @@ impl<'a> Flow<'a> {
         b.click_and_settle("#pay").await;
     }
 
-    async fn open_checkout(&self, id: &str) {
+    pub async fn open_checkout(&self, id: &str) {
         self.browser
             .goto(&format!("{}/pay/checkout-payment/{id}", self.server.base))
             .await;
@@ -366,21 +379,20 @@ impl<'a> Flow<'a> {
             .collect();
         assert_eq!(outcomes, ["Declined", state.as_str()], "{status}");
 
-        // A failed 3DS challenge is a decline too: a page that says so, with the way back to
-        // the form.
+        // A failed 3DS challenge is a decline too: the form again (a 303 to its GET page),
+        // saying so.
         let (id, _) = self.start_payment("RETRY-3DS").await;
         self.open_checkout(&id).await;
         self.pay_with(CHALLENGE_CARD).await;
         b.click_and_settle("#challenge-fail").await;
-        let result = b.text("#result").await;
+        let banner = b.text("#banner").await;
         assert!(
-            result.contains("declined") && result.contains("another card"),
-            "{result}"
+            banner.contains("declined") && banner.contains("another card"),
+            "{banner}"
         );
+        b.find("#card-form").await;
         b.screenshot(&format!("{shot}-challenge-failed")).await;
         assert_eq!(self.status(&id).await["state"], "Pending");
-        b.click_and_settle("#pay-another-card").await;
-        b.find("#card-form").await;
     }
 
     /// An expired link: error page, no form.
@@ -422,6 +434,8 @@ impl<'a> Flow<'a> {
     /// card number is not echoed back into the page.
     pub async fn invalid_fields(&self, shot: &str) {
         let (id, _) = self.start_payment("INVALID").await;
+        // The server's own checks: the script would catch these before posting.
+        self.browser.set_scripts_enabled(false).await;
         self.open_checkout(&id).await;
         let b = self.browser;
         b.type_into("#cardholderName", "Ada Lovelace").await;
@@ -450,6 +464,7 @@ impl<'a> Flow<'a> {
         assert_eq!(self.attempts(&id).await, 0);
         assert_eq!(self.status(&id).await["state"], "Pending");
         // The payer corrects the card and pays.
+        self.browser.set_scripts_enabled(true).await;
         self.pay_with(APPROVED_CARD).await;
         self.browser
             .wait_for_url(&format!("{}/ok", self.merchant))

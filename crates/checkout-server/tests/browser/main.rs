@@ -8,6 +8,7 @@
 mod support;
 
 mod flows;
+mod pages;
 
 use flows::Flow;
 use support::webdriver::Browser;
@@ -136,4 +137,300 @@ async fn a_declined_card_shows_the_form_again_when_the_terminal_allows_another_c
     let (server, merchant, browser) = setup("browser-another-card").await;
     let flow = Flow::new(&server, &merchant, &browser);
     flow.another_card_after_a_decline("another-card").await;
+}
+
+#[tokio::test]
+async fn every_page_state_passes_axe_at_both_sizes_in_both_languages_with_and_without_the_script() {
+    let (server, merchant, browser) = setup("pages-matrix").await;
+    for mode in pages::modes() {
+        pages::Pages::new(&server, &merchant, &browser, mode)
+            .await
+            .walk()
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn the_script_formats_the_card_checks_it_and_sends_one_post_on_a_double_click() {
+    let (server, merchant, browser) = setup("pages-script").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    let (id, _) = flow.start_payment("SCRIPT").await;
+    flow.open_checkout(&id).await;
+    browser.type_into("#cardNumber", "4242424242424242").await;
+    assert_eq!(browser.value("#cardNumber").await, "4242 4242 4242 4242");
+    assert_eq!(browser.text("#card-brand").await, "Visa");
+    browser.type_into("#cardNumber", "378282246310005").await;
+    assert_eq!(browser.value("#cardNumber").await, "3782 822463 10005");
+    assert_eq!(browser.text("#card-brand").await, "American Express");
+    browser.type_into("#cardExpiry", "1134").await;
+    assert_eq!(browser.value("#cardExpiry").await, "11/34");
+    browser.type_into("#cardExpiry", "11/34").await;
+    assert_eq!(browser.value("#cardExpiry").await, "11/34");
+    // An expiry in the past and a 3-digit code for an Amex: refused in the page.
+    browser.type_into("#cardholderName", "Ada Lovelace").await;
+    browser.type_into("#cardExpiry", "0120").await;
+    browser.type_into("#cardCvv", "918").await;
+    let posts = pages::card_posts(&server);
+    browser.click("#pay").await;
+    browser.find("#cardExpiry-error").await;
+    browser.find("#cardCvv-error").await;
+    assert_eq!(browser.focused_id().await, "error-summary");
+    browser.screenshot("script-errors").await;
+    assert_eq!(pages::card_posts(&server), posts, "nothing was posted");
+
+    // A double click on Pay: one post, Pay disabled and showing that it works.
+    browser.type_into("#cardNumber", flows::APPROVED_CARD).await;
+    browser.type_into("#cardExpiry", flows::EXPIRY).await;
+    browser.type_into("#cardCvv", flows::CVV).await;
+    let before = pages::card_posts(&server);
+    browser.double_click("#pay").await;
+    browser.wait_for_url(&format!("{merchant}/ok")).await;
+    assert_eq!(pages::card_posts(&server), before + 1, "one POST");
+    assert_eq!(flow.attempts(&id).await, 1);
+}
+
+#[tokio::test]
+async fn the_pay_button_shows_that_the_payment_is_being_processed() {
+    let (server, merchant, browser) = setup("pages-processing").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    let (id, _) = flow.start_payment("BUSY").await;
+    flow.open_checkout(&id).await;
+    browser.type_into("#cardholderName", "Ada Lovelace").await;
+    browser.type_into("#cardNumber", flows::APPROVED_CARD).await;
+    browser.type_into("#cardExpiry", flows::EXPIRY).await;
+    browser.type_into("#cardCvv", flows::CVV).await;
+    // Hold the form's navigation so that the page after the click can be read.
+    browser
+        .execute(
+            "document.getElementById('card-form').addEventListener('submit', \
+               e => { window.__submitted = !e.defaultPrevented; e.preventDefault(); });",
+            vec![],
+        )
+        .await;
+    browser.click("#pay").await;
+    let state = browser
+        .execute(
+            "const b = document.getElementById('pay'); \
+             return [b.disabled, b.getAttribute('aria-busy'), b.textContent, window.__submitted];",
+            vec![],
+        )
+        .await;
+    assert_eq!(state[0], true, "{state}");
+    assert_eq!(state[1], "true", "{state}");
+    assert!(
+        state[2].as_str().unwrap_or_default().contains("Processing"),
+        "{state}"
+    );
+    browser.screenshot("script-processing").await;
+}
+
+#[tokio::test]
+async fn reloading_any_result_page_sends_no_card_data() {
+    let (server, merchant, browser) = setup("pages-reload").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    for script in [true, false] {
+        browser.set_scripts_enabled(script).await;
+        // A link paid, a link declined, a link whose answer is pending: each result is a GET
+        // page reached by a 303.
+        for (label, card) in [
+            ("RELOAD-OK", flows::APPROVED_CARD),
+            ("RELOAD-NO", flows::DECLINED_CARD),
+        ] {
+            let (id, link) = flow.payment_link(label, "en").await;
+            browser.goto(&link).await;
+            flow.pay_with(card).await;
+            browser.find("#result").await;
+            let url = browser.url().await;
+            assert!(url.contains(&format!("/pay/link/{id}")), "{url}");
+            let posts = pages::card_posts(&server);
+            browser.refresh().await;
+            browser.find("#result").await;
+            assert_eq!(
+                pages::card_posts(&server),
+                posts,
+                "the reload posted nothing"
+            );
+            assert_eq!(flow.attempts(&id).await, 1);
+        }
+        // An integrated checkout's result is the merchant's page (a 303 too).
+        let (id, _) = flow.start_payment("RELOAD-CHECKOUT").await;
+        flow.open_checkout(&id).await;
+        flow.pay_with(flows::APPROVED_CARD).await;
+        browser.wait_for_url(&format!("{merchant}/ok")).await;
+        let posts = pages::card_posts(&server);
+        browser.refresh().await;
+        browser.find("#merchant").await;
+        assert_eq!(pages::card_posts(&server), posts);
+    }
+}
+
+#[tokio::test]
+async fn the_confirming_page_refreshes_itself_with_the_script() {
+    let (server, merchant, browser) = setup("pages-refresh").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    let (id, link) = flow.payment_link("REFRESH", "en").await;
+    pages::set_state(&server, &id, 4).await;
+    browser.goto(&link).await;
+    assert_eq!(
+        browser
+            .attribute("#result", "data-refresh")
+            .await
+            .as_deref(),
+        Some("5")
+    );
+    let old_root = browser.find("html").await;
+    browser.execute("window.__marker = 1", vec![]).await;
+    tokio::time::sleep(std::time::Duration::from_secs(7)).await;
+    let marker = browser.execute("return window.__marker || 0", vec![]).await;
+    assert_eq!(marker, 0, "the page was loaded again");
+    drop(old_root);
+    browser.find("#result").await;
+}
+
+#[tokio::test]
+async fn the_payment_pages_script_is_the_one_in_the_inventory() {
+    let server = support::TestServer::sandbox("pages-inventory").await;
+    let script = server
+        .http
+        .get(format!("{}/pay/assets/checkout.js", server.base))
+        .send()
+        .await
+        .expect("the script");
+    assert_eq!(script.status(), 200);
+    let served = pages::sha384(&script.bytes().await.expect("bytes"));
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/payment-page-scripts.md"),
+    )
+    .expect("the inventory");
+    assert!(
+        doc.contains(&format!("`{served}`")),
+        "docs/payment-page-scripts.md lists {served}"
+    );
+    let id = server.new_checkout("INVENTORY").await;
+    let page = server
+        .http
+        .get(format!("{}/pay/checkout-payment/{id}", server.base))
+        .send()
+        .await
+        .expect("the page");
+    let csp = page
+        .headers()
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(csp.contains(&format!("script-src '{served}';")), "{csp}");
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    let body = page.text().await.unwrap_or_default();
+    assert!(body.contains(&format!("integrity=\"{served}\"")));
+    let favicon = server
+        .http
+        .get(format!("{}/pay/assets/favicon.svg", server.base))
+        .send()
+        .await
+        .expect("the favicon");
+    assert_eq!(favicon.status(), 200);
+}
+
+/// The `lang` of the page at `url` asked for with `accept` as `Accept-Language`.
+async fn page_lang(server: &support::TestServer, url: &str, accept: Option<&str>) -> String {
+    let mut request = server.http.get(url);
+    if let Some(accept) = accept {
+        request = request.header("Accept-Language", accept);
+    }
+    let body = request
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .unwrap_or_default();
+    body.split_once("<html lang=\"")
+        .and_then(|(_, rest)| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn the_language_follows_lg_then_the_culture_then_accept_language() {
+    let (server, merchant, browser) = setup("pages-language").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    // A checkout without a culture: the browser's language, else Spanish.
+    let id = server.new_checkout("LANG").await;
+    let page = format!("{}/pay/checkout-payment/{id}", server.base);
+    assert_eq!(
+        page_lang(&server, &page, Some("en-US,en;q=0.9")).await,
+        "en"
+    );
+    assert_eq!(page_lang(&server, &page, Some("fr, es;q=0.5")).await, "es");
+    assert_eq!(page_lang(&server, &page, None).await, "es");
+    let en_us = format!("{page}?lg=en-US");
+    assert_eq!(page_lang(&server, &en_us, Some("es")).await, "en");
+    let es_cr = format!("{page}?lg=es-CR");
+    assert_eq!(page_lang(&server, &es_cr, Some("en")).await, "es");
+    // A link's culture comes before the browser's language; `lg` before both.
+    let (_, link) = flow.payment_link("LANG-LINK", "es").await;
+    assert_eq!(page_lang(&server, &link, Some("en")).await, "es");
+    let en_gb = format!("{link}?lg=en-GB");
+    assert_eq!(page_lang(&server, &en_gb, Some("es")).await, "en");
+    // The switch leads to the same page in the other language.
+    browser.goto(&link).await;
+    browser.click_and_settle("#lang-switch").await;
+    assert_eq!(
+        browser.attribute("html", "lang").await.as_deref(),
+        Some("en")
+    );
+    browser.find("#card-form").await;
+}
+
+/// WCAG 2.x relative luminance contrast of an `rgb(r, g, b)` colour against white.
+fn contrast_on_white(css: &str) -> f64 {
+    let channels: Vec<f64> = css
+        .trim_start_matches("rgba(")
+        .trim_start_matches("rgb(")
+        .trim_end_matches(')')
+        .split(',')
+        .take(3)
+        .map(|c| c.trim().parse::<f64>().expect("a channel") / 255.0)
+        .map(|c| {
+            if c <= 0.039_28 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        })
+        .collect();
+    let luminance = 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2];
+    1.05 / (luminance + 0.05)
+}
+
+#[tokio::test]
+async fn input_borders_and_the_focus_ring_have_3_to_1_contrast_and_there_is_a_favicon() {
+    let (server, merchant, browser) = setup("pages-contrast").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    let (id, _) = flow.start_payment("CONTRAST").await;
+    flow.open_checkout(&id).await;
+    browser.click("#cardNumber").await;
+    let colours = browser
+        .execute(
+            "const s = getComputedStyle(document.getElementById('cardholderName')); \
+             const f = getComputedStyle(document.getElementById('cardNumber')); \
+             return [s.borderTopColor, f.outlineColor, f.outlineStyle, \
+                     document.querySelector('link[rel=icon]').href];",
+            vec![],
+        )
+        .await;
+    let border = contrast_on_white(colours[0].as_str().unwrap_or_default());
+    let ring = contrast_on_white(colours[1].as_str().unwrap_or_default());
+    assert!(border >= 3.0, "input border {border:.2}:1 ({colours})");
+    assert!(ring >= 3.0, "focus ring {ring:.2}:1 ({colours})");
+    assert_eq!(colours[2], "solid", "{colours}");
+    let icon = server
+        .http
+        .get(colours[3].as_str().unwrap_or_default())
+        .send()
+        .await
+        .expect("the favicon");
+    assert_eq!(icon.status(), 200);
+    browser.screenshot("focus-ring").await;
 }

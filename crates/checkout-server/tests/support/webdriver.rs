@@ -312,6 +312,20 @@ impl Browser {
         .map(str::to_owned)
     }
 
+    /// The current `value` of a form field (what the payer sees, not the HTML attribute).
+    pub async fn value(&self, css: &str) -> String {
+        let element = self.find(css).await;
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{}/property/value", element.0),
+            None,
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+    }
+
     /// Waits until the current URL starts with `prefix`; returns it.
     pub async fn wait_for_url(&self, prefix: &str) -> String {
         let started = Instant::now();
@@ -366,6 +380,104 @@ impl Browser {
             Some(json!({ "handle": handle })),
         )
         .await;
+    }
+
+    /// Runs `script` (a function body) in the page with `args`; returns its value. WebDriver
+    /// runs it through DevTools, so the page's CSP does not apply and it works with the
+    /// page's own scripts disabled.
+    pub async fn execute(&self, script: &str, args: Vec<Value>) -> Value {
+        self.call(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({ "script": script, "args": args })),
+        )
+        .await
+    }
+
+    /// Runs `script` asynchronously: it ends by calling `arguments[arguments.length - 1]`.
+    pub async fn execute_async(&self, script: &str, args: Vec<Value>) -> Value {
+        self.call(
+            reqwest::Method::POST,
+            "/execute/async",
+            Some(json!({ "script": script, "args": args })),
+        )
+        .await
+    }
+
+    /// Turns the pages' own scripts off or on (DevTools' `Emulation.setScriptExecutionDisabled`,
+    /// which lasts across navigations of this tab), as a payer with JavaScript disabled.
+    pub async fn set_scripts_enabled(&self, enabled: bool) {
+        self.call(
+            reqwest::Method::POST,
+            "/goog/cdp/execute",
+            Some(json!({
+                "cmd": "Emulation.setScriptExecutionDisabled",
+                "params": { "value": !enabled }
+            })),
+        )
+        .await;
+    }
+
+    /// Resizes the window (CSS pixels).
+    pub async fn set_size(&self, width: u32, height: u32) {
+        self.call(
+            reqwest::Method::POST,
+            "/window/rect",
+            Some(json!({ "width": width, "height": height })),
+        )
+        .await;
+    }
+
+    /// Reloads the page, as the payer's reload button, and waits for it to load.
+    pub async fn refresh(&self) {
+        self.call(reqwest::Method::POST, "/refresh", Some(json!({})))
+            .await;
+    }
+
+    /// Double-clicks the element with the pointer (two clicks in quick succession).
+    pub async fn double_click(&self, css: &str) {
+        let element = self.find(css).await;
+        let origin = json!({ ELEMENT_KEY: element.0 });
+        let actions = json!({ "actions": [{
+            "type": "pointer", "id": "mouse", "parameters": { "pointerType": "mouse" },
+            "actions": [
+                { "type": "pointerMove", "origin": origin, "x": 0, "y": 0 },
+                { "type": "pointerDown", "button": 0 }, { "type": "pointerUp", "button": 0 },
+                { "type": "pointerDown", "button": 0 }, { "type": "pointerUp", "button": 0 }
+            ]
+        }]});
+        self.call(reqwest::Method::POST, "/actions", Some(actions))
+            .await;
+    }
+
+    /// The `id` of the focused element (empty when none has one).
+    pub async fn focused_id(&self) -> String {
+        self.execute(
+            "return document.activeElement && document.activeElement.id || ''",
+            vec![],
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+    }
+
+    /// Injects axe-core (`axe_source`, the text of `axe.min.js`) into the page and runs it
+    /// with the WCAG 2.x A and AA rules and best practices; returns the violations.
+    pub async fn axe(&self, axe_source: &str) -> Vec<Value> {
+        self.execute(axe_source, vec![]).await;
+        let result = self
+            .execute_async(
+                "const done = arguments[arguments.length - 1];\
+                 axe.run(document, { runOnly: { type: 'tag', values: \
+                   ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } })\
+                   .then(r => done(r.violations.map(v => ({ id: v.id, impact: v.impact, \
+                     help: v.help, nodes: v.nodes.map(n => n.html) }))))\
+                   .catch(e => done([{ id: 'axe-error', help: String(e) }]));",
+                vec![],
+            )
+            .await;
+        result.as_array().cloned().unwrap_or_default()
     }
 
     /// Saves a PNG screenshot as `<name>.png` in the screenshot folder; returns its path.
