@@ -12,7 +12,7 @@ use crate::{assert_validation, start_body, with};
 const START: &str = "/pay/api/start-payment";
 
 /// Runs `checkout <words>` against the server's database.
-fn checkout(server: &TestServer, words: &[&str]) -> Output {
+pub(crate) fn checkout(server: &TestServer, words: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_checkout"))
         .args(words)
         .env_remove("CHECKOUT_CONFIG")
@@ -23,7 +23,8 @@ fn checkout(server: &TestServer, words: &[&str]) -> Output {
         .expect("run the checkout binary")
 }
 
-fn stdout(output: &Output) -> String {
+/// The standard output of a command that succeeded.
+pub(crate) fn stdout(output: &Output) -> String {
     assert!(
         output.status.success(),
         "exit {:?}: {}",
