@@ -469,6 +469,67 @@ fn general_purchase_description_is_required_for_a_link_only() {
     assert_eq!(accepted(&start, START).description, None);
 }
 
+/// Bidirectional overrides and other invisible format characters make text read differently
+/// from what it holds ("Invoice \u{202E}fdp.exe" reads "Invoice exe.pdf"): refused in every
+/// payer-facing text field, naming the field; ordinary non-Latin text and joiners pass.
+#[test]
+fn hidden_format_characters_are_refused_in_payer_facing_text() {
+    let hidden = [
+        '\u{202A}',
+        '\u{202B}',
+        '\u{202C}',
+        '\u{202D}',
+        '\u{202E}',
+        '\u{2066}',
+        '\u{2067}',
+        '\u{2068}',
+        '\u{2069}',
+        '\u{200E}',
+        '\u{200F}',
+        '\u{061C}',
+        '\u{200B}',
+        '\u{2060}',
+        '\u{FEFF}',
+        '\u{E0041}',
+    ];
+    for c in hidden {
+        let text = format!("Invoice {c}fdp.exe");
+        let link = SessionRequest {
+            general_purchase_description: Some(text.clone()),
+            ..link_request("R")
+        };
+        let messages = refused_only_on(&link, LINK, "GeneralPurchaseDescription");
+        assert!(messages[0].contains("invisible"), "{messages:?}");
+
+        let mut with_item = start_request("R");
+        with_item.items = vec![item("USD"), item("USD")];
+        with_item.items[1].description = Some(text.clone());
+        refused_only_on(&with_item, START, "Items[1].Description");
+
+        let mut with_code = start_request("R");
+        with_code.items = vec![item("USD")];
+        with_code.items[0].item_code = Some(text.clone());
+        refused_only_on(&with_code, START, "Items[0].ItemCode");
+
+        let mut with_charge = start_request("R");
+        with_charge.additional_charges = vec![charge("USD")];
+        with_charge.additional_charges[0].charge_name = Some(text);
+        refused_only_on(&with_charge, START, "AdditionalCharges[0].ChargeName");
+    }
+    for fine in [
+        "Café y pan — pedido nº 7",
+        "طلب رقم ٧",
+        "\u{0645}\u{06CC}\u{200C}\u{062E}\u{0648}\u{0627}\u{0647}\u{0645}",
+        "Family \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
+    ] {
+        let link = SessionRequest {
+            general_purchase_description: Some(fine.into()),
+            ..link_request("R")
+        };
+        accepted(&link, LINK);
+    }
+}
+
 #[test]
 fn user_email_is_required_for_a_link_and_must_be_valid() {
     for ok in ["payer@example.com", "first.last+tag@mail.example.co.cr"] {

@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod client_address;
 pub mod dto;
 pub mod health;
 pub mod idempotency;
@@ -39,6 +40,10 @@ pub struct AppState {
     pub max_body_bytes: usize,
     /// What `GET /health/ready` asks.
     pub readiness: std::sync::Arc<dyn health::ReadinessCheck>,
+    /// Whether Swagger UI is served at `/swagger` (`/openapi.json` is served either way).
+    pub swagger_ui: bool,
+    /// The proxies whose `X-Forwarded-For` names the client's address.
+    pub trusted_proxies: client_address::TrustedProxies,
 }
 
 async fn not_found() -> HttpResponse {
@@ -57,6 +62,56 @@ async fn method_not_allowed(allow: &'static str) -> HttpResponse {
         actix_web::http::header::HeaderValue::from_static(allow),
     );
     response
+}
+
+/// The Content-Security-Policy of Swagger UI's pages: its own scripts and styles only (its
+/// bundle sets inline styles and uses `data:` images), requests to this origin only (the
+/// OpenAPI document, "Try it out"), never framed, no forms, no plugins.
+pub const SWAGGER_CSP: &str = "default-src 'none'; script-src 'self'; \
+     style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; \
+     connect-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'; \
+     object-src 'none'";
+
+/// Gives every response under `/swagger` its own strict Content-Security-Policy, and tells
+/// browsers not to frame it, sniff types or send the referrer elsewhere.
+async fn swagger_headers(
+    req: ServiceRequest,
+    next: actix_web::middleware::Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let path = req.path();
+    let swagger = path == "/swagger" || path.starts_with("/swagger/");
+    let mut response = next.call(req).await?;
+    if swagger {
+        use actix_web::http::header::{self, HeaderValue};
+        let headers = response.headers_mut();
+        for (name, value) in [
+            (header::CONTENT_SECURITY_POLICY, SWAGGER_CSP),
+            (header::X_FRAME_OPTIONS, "DENY"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "no-referrer"),
+        ] {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+    }
+    Ok(response)
+}
+
+/// Swagger UI at `/swagger` with the OpenAPI document at `/openapi.json`, or, with
+/// `swagger_ui` off, the document alone (and `/swagger` is a 404).
+fn api_explorer(swagger_ui: bool) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg| {
+        if swagger_ui {
+            cfg.route("/swagger", web::get().to(swagger_redirect))
+                .service(
+                    SwaggerUi::new("/swagger/{_:.*}").url("/openapi.json", openapi::document()),
+                );
+        } else {
+            cfg.route(
+                "/openapi.json",
+                web::get().to(|| async { HttpResponse::Ok().json(openapi::document()) }),
+            );
+        }
+    }
 }
 
 async fn swagger_redirect() -> HttpResponse {
@@ -80,11 +135,13 @@ pub fn build_app(
     >,
 > {
     let max_body_bytes = state.max_body_bytes;
+    let swagger_ui = state.swagger_ui;
     App::new()
         .app_data(state)
         .app_data(web::PayloadConfig::new(max_body_bytes))
         .wrap(from_fn(request_context::track))
         .wrap(from_fn(metrics::record))
+        .wrap(from_fn(swagger_headers))
         .service(
             web::resource("/health/live")
                 .route(web::get().to(health::live))
@@ -178,7 +235,6 @@ pub fn build_app(
                 .default_service(web::to(|| method_not_allowed("GET"))),
         )
         .configure(pages::configure)
-        .route("/swagger", web::get().to(swagger_redirect))
-        .service(SwaggerUi::new("/swagger/{_:.*}").url("/openapi.json", openapi::document()))
+        .configure(api_explorer(swagger_ui))
         .default_service(web::to(not_found))
 }

@@ -1,5 +1,10 @@
 //! Token buckets that limit how often one key (a client_id, a source address) may call the
 //! token endpoint. In memory, per server instance: several instances each apply the limit.
+//!
+//! Why per instance and not in PostgreSQL: the limits protect each instance's CPU from
+//! Argon2id work (one verification per request), which is a per-instance resource, and a
+//! shared counter would cost a database write per token request, even a refused one. Secrets
+//! are 256 random bits, so the N-fold allowance of N instances changes nothing for guessing.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -67,6 +72,31 @@ impl RateLimiter {
     pub fn check(&self, key: &str) -> Result<(), Duration> {
         self.check_at(key, Instant::now())
     }
+
+    /// Whether one call for `key` would be allowed at `now`, without taking it: `Ok`, else
+    /// how long until it would be.
+    pub fn peek_at(&self, key: &str, now: Instant) -> Result<(), Duration> {
+        if self.capacity <= 0.0 {
+            return Ok(());
+        }
+        let buckets = match self.buckets.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let tokens = buckets.get(key).map_or(self.capacity, |b| {
+            refill(b, now, self.capacity, self.per_second)
+        });
+        if tokens >= 1.0 {
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - tokens) / self.per_second))
+        }
+    }
+
+    /// [`RateLimiter::peek_at`] now.
+    pub fn peek(&self, key: &str) -> Result<(), Duration> {
+        self.peek_at(key, Instant::now())
+    }
 }
 
 /// The bucket's tokens at `now`, refilled since its last use, at most `capacity`.
@@ -76,26 +106,41 @@ fn refill(bucket: &Bucket, now: Instant, capacity: f64, per_second: f64) -> f64 
 }
 
 /// The limits of `POST /api/public/security/auth`.
+///
+/// Refusals are counted per client *and* source address, and the per-client limit counts
+/// tokens issued only: a stranger who knows a `client_id` and sends wrong secrets exhausts
+/// their own bucket, never the merchant's.
 #[derive(Debug)]
 pub struct AuthLimits {
-    /// Per `client_id`.
+    /// Tokens issued per `client_id` (checked before, taken on success).
     pub per_client: RateLimiter,
-    /// Per source address.
+    /// Every request per source address.
     pub per_address: RateLimiter,
+    /// Refused credentials per `client_id` and source address (checked before, taken on a
+    /// refusal).
+    pub failures_per_client_address: RateLimiter,
 }
 
 impl AuthLimits {
-    /// Limits of `per_client` and `per_address` calls a minute (`0`: no limit).
-    pub fn new(per_client: u32, per_address: u32) -> Self {
+    /// Limits of `per_client` tokens, `per_address` requests and `failures` refusals per
+    /// client and address, a minute each (`0`: no limit).
+    pub fn new(per_client: u32, per_address: u32, failures: u32) -> Self {
         AuthLimits {
             per_client: RateLimiter::per_minute(per_client),
             per_address: RateLimiter::per_minute(per_address),
+            failures_per_client_address: RateLimiter::per_minute(failures),
         }
     }
 
     /// No limits (tests of other things, benchmarks).
     pub fn unlimited() -> Self {
-        AuthLimits::new(0, 0)
+        AuthLimits::new(0, 0, 0)
+    }
+
+    /// The key of `client_id` asking from `address` in
+    /// [`failures_per_client_address`](Self::failures_per_client_address).
+    pub fn client_address_key(client_id: &str, address: &str) -> String {
+        format!("{address} {client_id}")
     }
 }
 
@@ -121,6 +166,19 @@ mod tests {
         let t1 = t0 + Duration::from_secs(10);
         assert!(limiter.check_at("a", t1).is_ok());
         assert!(limiter.check_at("a", t1).is_err());
+    }
+
+    #[test]
+    fn peeking_takes_nothing() {
+        let limiter = RateLimiter::per_minute(2);
+        let t0 = Instant::now();
+        for _ in 0..10 {
+            assert!(limiter.peek_at("a", t0).is_ok());
+        }
+        assert!(limiter.check_at("a", t0).is_ok());
+        assert!(limiter.check_at("a", t0).is_ok());
+        assert!(limiter.peek_at("a", t0).is_err());
+        assert!(limiter.peek_at("b", t0).is_ok());
     }
 
     #[test]

@@ -12,11 +12,10 @@
 //! - Everything else the full verification checks (issuer, audience, environment, the key
 //!   set) is fixed for the provider's lifetime, so a served entry is exactly what the full
 //!   verification would answer.
-//! - Revocation: the full verification does not consult the client store either, so a
-//!   token of a client deactivated after it was issued is accepted until its `exp` with or
-//!   without this cache; the cache never extends a token's life. A future revocation check
-//!   (a deny list of `jti`s or clients) would have to be made on cache hits too, or clear
-//!   the cache. Retiring a signing key takes a restart, which empties the cache.
+//! - Revocation: the provider checks that the token's client is still active after a cache
+//!   hit as after a full verification (`revocation.rs`), so a deactivated client's tokens
+//!   are refused whether cached or not. Retiring a signing key takes a restart, which
+//!   empties the cache.
 //! - Bounded: at most `capacity` entries; when full, expired entries are dropped first, then
 //!   an arbitrary one. Tokens are signed by us, so only genuinely issued tokens can fill it.
 

@@ -13,6 +13,7 @@ use ring::digest::{digest, SHA256};
 use ring::rand::SystemRandom;
 use ring::signature::{Ed25519KeyPair, KeyPair};
 
+use crate::files::{create_private_dir, private_file_options};
 use crate::secrets::random_bytes;
 
 const PEM_BEGIN: &str = "-----BEGIN PRIVATE KEY-----";
@@ -269,35 +270,6 @@ fn write_new_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })();
     let _ = std::fs::remove_file(&tmp);
     result
-}
-
-#[cfg(unix)]
-fn private_file_options() -> std::fs::OpenOptions {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true).mode(0o600);
-    options
-}
-
-#[cfg(not(unix))]
-fn private_file_options() -> std::fs::OpenOptions {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    options
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
 }
 
 #[cfg(unix)]

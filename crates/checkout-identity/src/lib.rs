@@ -2,16 +2,20 @@
 
 mod cache;
 mod config;
+mod files;
 mod jwks;
 mod keys;
 mod provider;
+mod revocation;
 mod secrets;
 mod tokens;
 
 pub use cache::DEFAULT_TOKEN_CACHE_CAPACITY;
 pub use config::{Environment, IdentityConfig};
+pub use files::{create_private_dir, private_file_options};
 pub use keys::{KeySet, SigningKey, VerifyingKey};
 pub use provider::BuiltinIdentity;
+pub use revocation::DEFAULT_CLIENT_STATUS_TTL;
 pub use secrets::{
     generate_client_id, generate_secret, hash_secret, try_generate_client_id, try_generate_secret,
     verify_secret, verify_secret_with_memory, HashingMemory,

@@ -19,6 +19,7 @@ use tokio::sync::Semaphore;
 use crate::cache::{token_key, VerifiedTokens, DEFAULT_TOKEN_CACHE_CAPACITY};
 use crate::config::IdentityConfig;
 use crate::keys::KeySet;
+use crate::revocation::{ClientStatus, DEFAULT_CLIENT_STATUS_TTL};
 use crate::secrets::{random_bytes, verify_secret_with_memory, HashingMemory, DUMMY_HASH};
 use crate::tokens::{self, AccessClaims, MAX_TOKEN_LEN};
 
@@ -39,6 +40,11 @@ const MAX_SECRET_LEN: usize = 1024;
 /// Verified bearer tokens are kept in a small bounded cache until their `exp` (see
 /// [`with_token_cache_capacity`](Self::with_token_cache_capacity)), so that a token reused
 /// for its lifetime pays the signature check once.
+///
+/// Every verification, cached or not, also checks that the token's client is still active,
+/// as read from the [`ClientStore`] at most every
+/// [`with_client_status_ttl`](Self::with_client_status_ttl): deactivating a client revokes
+/// its tokens on every instance within that time.
 pub struct BuiltinIdentity {
     config: IdentityConfig,
     keys: KeySet,
@@ -48,6 +54,7 @@ pub struct BuiltinIdentity {
     /// One Argon2 memory per permit of `hashing`, taken by a verification while it runs.
     hashing_memory: Arc<Mutex<Vec<HashingMemory>>>,
     verified: VerifiedTokens,
+    client_status: ClientStatus,
 }
 
 impl BuiltinIdentity {
@@ -63,6 +70,7 @@ impl BuiltinIdentity {
             hashing: Arc::new(Semaphore::new(cpus)),
             hashing_memory: Arc::new(Mutex::new(Vec::new())),
             verified: VerifiedTokens::new(DEFAULT_TOKEN_CACHE_CAPACITY),
+            client_status: ClientStatus::new(DEFAULT_CLIENT_STATUS_TTL),
         }
     }
 
@@ -77,12 +85,35 @@ impl BuiltinIdentity {
     /// Keeps at most `capacity` verified bearer tokens (by their SHA-256, never the token),
     /// each until its `exp` and never longer; 0 turns the cache off. The default is 1024.
     ///
-    /// The cache answers exactly what the full verification would: that never consults the
-    /// client store either, so a token of a client deactivated after issuance stays valid
-    /// until its `exp` with or without the cache.
+    /// The cache holds what the signature check answered; whether the token's client is
+    /// still active is checked on every hit too (see
+    /// [`with_client_status_ttl`](Self::with_client_status_ttl)).
     pub fn with_token_cache_capacity(mut self, capacity: usize) -> Self {
         self.verified = VerifiedTokens::new(capacity);
         self
+    }
+
+    /// How long what was read of a client's active flag is trusted when verifying its
+    /// tokens (zero: read on every verification); the default is
+    /// [`DEFAULT_CLIENT_STATUS_TTL`](crate::DEFAULT_CLIENT_STATUS_TTL). A deactivated
+    /// client's tokens are refused on every instance at most this long after.
+    pub fn with_client_status_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.client_status = ClientStatus::new(ttl);
+        self
+    }
+
+    /// The claims, unless their client is no longer active (revoked).
+    async fn unless_revoked(&self, claims: Claims) -> Result<Claims, IdentityError> {
+        if self
+            .client_status
+            .is_active(self.clients.as_ref(), &claims.client_id)
+            .await?
+        {
+            Ok(claims)
+        } else {
+            tracing::debug!("bearer token of an inactive client refused");
+            Err(IdentityError::Rejected(AuthFailure::InvalidToken))
+        }
     }
 
     /// The configuration.
@@ -198,7 +229,7 @@ impl IdentityProvider for BuiltinIdentity {
         // Oversized strings are refused by the full verification before any hashing.
         let key = (token.len() <= MAX_TOKEN_LEN).then(|| token_key(token));
         if let Some(claims) = key.as_ref().and_then(|key| self.verified.get(key, now)) {
-            return Ok(claims);
+            return self.unless_revoked(claims).await;
         }
         let claims = tokens::verify(
             &self.keys,
@@ -213,6 +244,6 @@ impl IdentityProvider for BuiltinIdentity {
         if let Some(key) = key {
             self.verified.insert(key, &claims, now);
         }
-        Ok(claims)
+        self.unless_revoked(claims).await
     }
 }

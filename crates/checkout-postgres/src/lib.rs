@@ -16,6 +16,7 @@ mod schema;
 mod sessions;
 mod store;
 mod terminals;
+mod tls;
 mod webhooks;
 
 #[cfg(feature = "testing")]
@@ -25,3 +26,4 @@ pub use availability::{is_unavailable, PoolStatus};
 pub use migrations::{run_migrations, MIGRATIONS, MIGRATIONS_FINGERPRINT};
 pub use pool::PoolSettings;
 pub use store::PgStore;
+pub use tls::{establish, with_ca_file};

@@ -2,7 +2,6 @@
 
 use anyhow::{anyhow, Context};
 use diesel::sql_types::BigInt;
-use diesel::Connection;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::AsyncPgConnection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
@@ -24,17 +23,18 @@ const MIGRATION_LOCK: i64 = 0x6863_6d69_6772_6174;
 /// inside `spawn_blocking`, so it never blocks an async worker. Concurrent runs against one
 /// server (several service instances starting at once) take turns on an advisory lock.
 pub async fn run_migrations(database_url: &str) -> anyhow::Result<()> {
-    let url = database_url.to_owned();
-    tokio::task::spawn_blocking(move || run_blocking(&url))
+    // Connected here, in async code, so that a URL naming a CA gets verified TLS.
+    let conn = crate::tls::establish(database_url)
+        .await
+        .context("connecting to apply migrations")?;
+    tokio::task::spawn_blocking(move || run_blocking(AsyncConnectionWrapper::from(conn)))
         .await
         .context("the migration task failed")?
 }
 
-fn run_blocking(database_url: &str) -> anyhow::Result<()> {
+fn run_blocking(mut conn: AsyncConnectionWrapper<AsyncPgConnection>) -> anyhow::Result<()> {
     use diesel::RunQueryDsl;
 
-    let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(database_url)
-        .context("connecting to apply migrations")?;
     diesel::sql_query("SELECT pg_advisory_lock($1)")
         .bind::<BigInt, _>(MIGRATION_LOCK)
         .execute(&mut conn)

@@ -9,7 +9,7 @@ use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
-use diesel_async::{AsyncConnection, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 
 /// A pooled connection.
 pub(crate) type PooledConnection = Object<AsyncPgConnection>;
@@ -49,7 +49,7 @@ pub(crate) fn build(
     config.recycling_method = RecyclingMethod::Fast;
     config.custom_setup = Box::new(move |url| {
         Box::pin(async move {
-            match tokio::time::timeout(connect_timeout, AsyncPgConnection::establish(url)).await {
+            match tokio::time::timeout(connect_timeout, crate::tls::establish(url)).await {
                 Ok(connection) => connection,
                 Err(_) => Err(ConnectionError::BadConnection(format!(
                     "timed out after {} ms connecting to the database",

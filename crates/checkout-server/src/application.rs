@@ -5,6 +5,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use actix_web::{web, HttpServer};
+use checkout_http::client_address::TrustedProxies;
 use checkout_http::pages::{Pages, PagesConfig};
 use checkout_http::rate_limit::AuthLimits;
 use checkout_http::AppState;
@@ -91,9 +92,14 @@ impl Application {
             auth_limits: AuthLimits::new(
                 settings.security.token_requests_per_client_per_minute,
                 settings.security.token_requests_per_address_per_minute,
+                settings
+                    .security
+                    .token_failures_per_client_address_per_minute,
             ),
             max_body_bytes: settings.security.max_body_bytes,
             readiness: std::sync::Arc::new(DatabaseReadiness::new(store.clone())),
+            swagger_ui: settings.swagger_ui(),
+            trusted_proxies: TrustedProxies::parse(&settings.security.trusted_proxies)?,
         });
         let workers = settings
             .server
@@ -163,7 +169,9 @@ impl Application {
         if self.settings.server.public_base_url.is_some() {
             let _ = writeln!(out, "  Public address: {}", self.base_url);
         }
-        let _ = writeln!(out, "  API explorer:   {}/swagger", self.base_url);
+        if self.settings.swagger_ui() {
+            let _ = writeln!(out, "  API explorer:   {}/swagger", self.base_url);
+        }
         if let Some(c) = &self.credentials {
             let _ = writeln!(out, "  Sandbox terminal: {}", c.terminal_number);
             let _ = writeln!(out, "  client_id:        {}", c.client_id);

@@ -6,10 +6,15 @@ use checkout_postgres::cluster::LocalCluster;
 
 use crate::settings::{Environment, Settings};
 
-/// The database URL, and the cluster handle when this process started one.
+/// The database URL, and the cluster handle when this process started one. With
+/// `database.ca_file`, the URL asks for verified TLS (`sslmode=verify-full`) with that CA.
 pub async fn resolve(settings: &Settings) -> anyhow::Result<(String, Option<LocalCluster>)> {
     if let Some(url) = &settings.database.url {
-        return Ok((url.clone(), None));
+        let url = match &settings.database.ca_file {
+            Some(ca_file) => checkout_postgres::with_ca_file(url, ca_file),
+            None => url.clone(),
+        };
+        return Ok((url, None));
     }
     if settings.environment != Environment::Sandbox {
         anyhow::bail!("no database configured: set DATABASE_URL");

@@ -50,6 +50,10 @@ pub struct DatabaseSettings {
     pub url: Option<String>,
     /// Pool size.
     pub pool_size: usize,
+    /// A PEM file of the CA certificates that sign the database server's certificate: with
+    /// it, every connection uses TLS and verifies the certificate and the host name
+    /// (`sslmode=verify-full`). The URL's `sslrootcert` does the same.
+    pub ca_file: Option<PathBuf>,
 }
 
 /// Token issuance.
@@ -174,6 +178,18 @@ pub struct SecuritySettings {
     pub token_requests_per_client_per_minute: u32,
     /// Token requests a minute per source address (0: no limit).
     pub token_requests_per_address_per_minute: u32,
+    /// Refused token requests a minute per `client_id` and source address (0: no limit):
+    /// wrong secrets from one address do not lock the client out from the others.
+    pub token_failures_per_client_address_per_minute: u32,
+    /// Proxies (comma-separated addresses or CIDR networks) whose `X-Forwarded-For` names
+    /// the client's address; empty (the default): the TCP peer is the client.
+    pub trusted_proxies: String,
+    /// Whether Swagger UI is served at `/swagger`; by default in the sandbox only.
+    pub swagger_ui: Option<bool>,
+    /// How long an instance trusts what it last read of a client's active flag when
+    /// verifying its bearer tokens, milliseconds: a deactivated client's tokens stop working
+    /// on every instance within this time.
+    pub client_status_cache_ms: u64,
     /// The largest request body accepted, bytes (JSON API and card form alike).
     pub max_body_bytes: usize,
 }
@@ -262,7 +278,7 @@ fn defaults() -> Value {
         "environment": "sandbox",
         "data_dir": ".data",
         "server": { "host": "127.0.0.1", "port": 8080, "workers": null, "public_base_url": null },
-        "database": { "url": null, "pool_size": 16 },
+        "database": { "url": null, "pool_size": 16, "ca_file": null },
         "identity": { "issuer": null, "audience": "hosted-checkout", "token_lifetime_seconds": 3600, "key_file": null },
         "checkout": {
             "base_url_payment_link": null,
@@ -282,6 +298,10 @@ fn defaults() -> Value {
         "security": {
             "token_requests_per_client_per_minute": 20,
             "token_requests_per_address_per_minute": 120,
+            "token_failures_per_client_address_per_minute": 10,
+            "trusted_proxies": "",
+            "swagger_ui": null,
+            "client_status_cache_ms": 1000,
             "max_body_bytes": 65536
         },
         "webhooks": {
@@ -392,6 +412,8 @@ impl Settings {
         {
             bail!("each *_expiration_min_minutes must be at most its *_expiration_max_minutes");
         }
+        checkout_http::client_address::TrustedProxies::parse(&self.security.trusted_proxies)
+            .context("CHECKOUT__SECURITY__TRUSTED_PROXIES")?;
         if self.security.max_body_bytes < 1024 {
             bail!("CHECKOUT__SECURITY__MAX_BODY_BYTES must be at least 1024");
         }
@@ -444,6 +466,13 @@ impl Settings {
             .unwrap_or_else(|| format!("http://{}:{}", self.server.host, bound_port))
             .trim_end_matches('/')
             .to_owned()
+    }
+
+    /// Whether Swagger UI is served: as set, else in the sandbox only.
+    pub fn swagger_ui(&self) -> bool {
+        self.security
+            .swagger_ui
+            .unwrap_or(self.environment == Environment::Sandbox)
     }
 
     /// The token issuer.

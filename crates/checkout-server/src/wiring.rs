@@ -120,7 +120,10 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         },
         keys,
         Arc::new(store.clone()),
-    );
+    )
+    .with_client_status_ttl(std::time::Duration::from_millis(
+        settings.security.client_status_cache_ms,
+    ));
 
     let timeout = std::time::Duration::from_millis(settings.processor.timeout_ms);
     let processor: Arc<dyn CardProcessor> = match settings.processor.kind {

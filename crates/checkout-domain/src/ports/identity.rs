@@ -43,6 +43,9 @@ pub trait IdentityProvider: Send + Sync {
     ///
     /// MUST pin the signing algorithm, check the signature, `exp`, `iss` and `aud`, and refuse
     /// a token of another environment, with `AuthFailure::InvalidToken` (or `ExpiredToken`).
+    /// MUST refuse, with `AuthFailure::InvalidToken`, a token whose client has been
+    /// deactivated since it was issued, on every instance within a short bounded delay (a
+    /// second or so), cached verifications included.
     /// Checking the role is the caller's (the use case's) job.
     async fn verify(&self, token: &str) -> Result<Claims, IdentityError>;
 }

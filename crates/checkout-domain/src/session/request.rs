@@ -8,8 +8,9 @@ use time::OffsetDateTime;
 use super::{Callbacks, Charge, Item};
 use crate::error::ValidationErrors;
 use crate::values::{
-    Amount, AmountError, CallbackRule, CallbackUrl, Culture, Currency, DisplayText, Email,
-    InvalidUrl, ItemCode, LineAmount, MerchantReference, TerminalNumber, TextError,
+    without_hidden_format, Amount, AmountError, CallbackRule, CallbackUrl, Culture, Currency,
+    DisplayText, Email, InvalidUrl, ItemCode, LineAmount, MerchantReference, TerminalNumber,
+    TextError,
 };
 
 /// One `additionalCharges` entry as received.
@@ -110,6 +111,10 @@ fn text_message(field: &str, e: TextError) -> String {
         TextError::Empty => required(field),
         TextError::TooLong(n) => format!("{field} must be at most {n} characters long."),
         TextError::BadCharacter => format!("{field} contains characters that are not allowed."),
+        TextError::FormatCharacter => format!(
+            "{field} contains invisible formatting characters (such as bidirectional \
+             overrides) that are not allowed."
+        ),
     }
 }
 
@@ -403,13 +408,13 @@ impl SessionRequest {
             c.required_text(
                 "GeneralPurchaseDescription",
                 &self.general_purchase_description,
-                DisplayText::parse,
+                without_hidden_format(DisplayText::parse),
             )
         } else {
             c.optional_text(
                 "GeneralPurchaseDescription",
                 &self.general_purchase_description,
-                DisplayText::parse,
+                without_hidden_format(DisplayText::parse),
             )
         };
         let email = c.email("UserEmail", &self.user_email, is_link);
@@ -428,8 +433,11 @@ impl SessionRequest {
             .enumerate()
             .map(|(i, charge)| {
                 let f = |name: &str| format!("AdditionalCharges[{i}].{name}");
-                let name =
-                    c.optional_text(&f("ChargeName"), &charge.charge_name, DisplayText::parse);
+                let name = c.optional_text(
+                    &f("ChargeName"),
+                    &charge.charge_name,
+                    without_hidden_format(DisplayText::parse),
+                );
                 c.same_currency(
                     &f("ChargeCurrencyCode"),
                     &charge.charge_currency_code,
@@ -453,9 +461,16 @@ impl SessionRequest {
             .enumerate()
             .map(|(i, item)| {
                 let f = |name: &str| format!("Items[{i}].{name}");
-                let code = c.optional_text(&f("ItemCode"), &item.item_code, ItemCode::parse);
-                let description =
-                    c.optional_text(&f("Description"), &item.description, DisplayText::parse);
+                let code = c.optional_text(
+                    &f("ItemCode"),
+                    &item.item_code,
+                    without_hidden_format(ItemCode::parse),
+                );
+                let description = c.optional_text(
+                    &f("Description"),
+                    &item.description,
+                    without_hidden_format(DisplayText::parse),
+                );
                 let quantity = match item.quantity {
                     None => {
                         c.errors.add(f("Quantity"), required(&f("Quantity")));

@@ -16,4 +16,7 @@ pub use currency::{Currency, UnknownCurrency};
 pub use idempotency::{IdempotencyKey, RequestFingerprint};
 pub use ids::{AttemptId, InternalReference, InvalidId, RefundId, SessionId};
 pub use money::{Amount, AmountError, LineAmount};
-pub use text::{DisplayText, ItemCode, MerchantReference, TerminalNumber, TextError};
+pub use text::{
+    is_hidden_format_char, without_hidden_format, DisplayText, ItemCode, MerchantReference,
+    TerminalNumber, TextError,
+};

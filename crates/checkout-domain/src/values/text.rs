@@ -14,6 +14,48 @@ pub enum TextError {
     /// Contains a character that is not allowed.
     #[error("contains characters that are not allowed")]
     BadCharacter,
+    /// Contains an invisible formatting character (see [`is_hidden_format_char`]).
+    #[error("contains invisible formatting characters")]
+    FormatCharacter,
+}
+
+/// True for the invisible format characters (Unicode category Cf) that can make text shown
+/// to a payer read differently from what it holds: the bidirectional embeddings, overrides
+/// and isolates (U+202A..U+202E, U+2066..U+2069), the directional marks (U+200E, U+200F,
+/// U+061C), zero-width space and word joiners (U+200B, U+2060..U+2064), the deprecated
+/// format characters (U+206A..U+206F), the byte order mark (U+FEFF), interlinear annotations
+/// (U+FFF9..U+FFFB) and tag characters (U+E0000..U+E007F).
+///
+/// Other Cf characters stay allowed, because ordinary text needs them: the zero-width
+/// (non-)joiners U+200C and U+200D (Persian, Indic scripts, emoji sequences), the soft
+/// hyphen U+00AD, and the Arabic number signs (U+0600..U+0605 and the like).
+pub fn is_hidden_format_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{200B}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
+}
+
+/// `parse`, after refusing text that holds a character of [`is_hidden_format_char`] with
+/// [`TextError::FormatCharacter`]: for text a payer or a merchant will read.
+pub fn without_hidden_format<T>(
+    parse: impl Fn(&str) -> Result<T, TextError>,
+) -> impl Fn(&str) -> Result<T, TextError> {
+    move |s: &str| {
+        if s.chars().any(is_hidden_format_char) {
+            return Err(TextError::FormatCharacter);
+        }
+        parse(s)
+    }
 }
 
 fn check(s: &str, max: usize, allowed: impl Fn(char) -> bool) -> Result<String, TextError> {

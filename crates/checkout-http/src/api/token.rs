@@ -3,10 +3,12 @@
 use std::time::Duration;
 
 use actix_web::{web, HttpRequest, HttpResponse};
+use checkout_domain::CheckoutError;
 
 use crate::dto::{TokenRequest, TokenResponse};
 use crate::json_body::JsonBody;
 use crate::problem::{ApiError, ProblemDetails};
+use crate::rate_limit::AuthLimits;
 use crate::AppState;
 
 /// Issues a JWT access token for a terminal's OAuth 2.0 client credentials.
@@ -29,18 +31,33 @@ pub async fn issue_token(
     req: HttpRequest,
     body: JsonBody<TokenRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    // The peer address, not X-Forwarded-For: a client could forge that header.
-    let address = req
-        .peer_addr()
-        .map(|a| a.ip().to_string())
+    // The peer address; X-Forwarded-For only from a trusted proxy (anyone can write it).
+    let address = state
+        .trusted_proxies
+        .client_of(&req)
+        .map(|a| a.to_string())
         .unwrap_or_default();
-    limit(state.auth_limits.per_address.check(&address))?;
+    let limits = &state.auth_limits;
+    limit(limits.per_address.check(&address))?;
     let credentials = body.0.try_into_domain()?;
-    limit(state.auth_limits.per_client.check(&credentials.client_id))?;
-    let token = state.checkout.issue_token(&credentials).await?;
-    Ok(HttpResponse::Ok()
-        .insert_header(("Cache-Control", "no-store"))
-        .json(TokenResponse::from(token)))
+    let client_id = &credentials.client_id;
+    let pair = AuthLimits::client_address_key(client_id, &address);
+    limit(limits.failures_per_client_address.peek(&pair))?;
+    limit(limits.per_client.peek(client_id))?;
+    match state.checkout.issue_token(&credentials).await {
+        Ok(token) => {
+            let _ = limits.per_client.check(client_id);
+            Ok(HttpResponse::Ok()
+                .insert_header(("Cache-Control", "no-store"))
+                .json(TokenResponse::from(token)))
+        }
+        Err(e) => {
+            if matches!(e, CheckoutError::Unauthenticated(_)) {
+                let _ = limits.failures_per_client_address.check(&pair);
+            }
+            Err(e.into())
+        }
+    }
 }
 
 /// A refused rate-limit check as a 429.

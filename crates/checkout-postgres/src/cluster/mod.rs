@@ -125,6 +125,19 @@ fn socket_dir_for(data_dir: &Path) -> PathBuf {
     }
 }
 
+/// A new empty folder `/tmp/hc-<kind>-<pid>-<n>` for a throwaway cluster, owned by `owner`.
+fn fresh_folder(owner: &Owner, kind: &str) -> anyhow::Result<PathBuf> {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let base = PathBuf::from(format!("/tmp/hc-{kind}-{}-{n}", std::process::id()));
+    if base.exists() {
+        std::fs::remove_dir_all(&base)
+            .with_context(|| format!("removing the leftover {}", base.display()))?;
+    }
+    owner.prepare_dir(&base)?;
+    Ok(base)
+}
+
 /// Runs `initdb` into `dir` (which must exist, empty, owned by `owner`) and writes the
 /// cluster's settings.
 fn initdb(
@@ -199,16 +212,9 @@ impl LocalCluster {
     /// and deletes the folder. Blocks for `initdb` and the start (a few seconds): call it from
     /// `spawn_blocking` in async code.
     pub fn ephemeral() -> anyhow::Result<LocalCluster> {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
         let bins = PgBinaries::find()?;
         let owner = Owner::detect()?;
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let base = PathBuf::from(format!("/tmp/hc-e-{}-{n}", std::process::id()));
-        if base.exists() {
-            std::fs::remove_dir_all(&base)
-                .with_context(|| format!("removing the leftover {}", base.display()))?;
-        }
-        owner.prepare_dir(&base)?;
+        let base = fresh_folder(&owner, "e")?;
         let data_dir = base.join("data");
         let mut cluster = LocalCluster {
             bins,
@@ -261,6 +267,67 @@ impl LocalCluster {
             cluster.start()?;
             cluster.on_drop = OnDrop::Stop;
         }
+        Ok(cluster)
+    }
+
+    /// Like [`LocalCluster::ephemeral`], and also listening on `127.0.0.1:<port>` (a free
+    /// port, see [`LocalCluster::port`]) with TLS on, serving the PEM certificate chain
+    /// `cert_pem` and the PEM private key `key_pem`. TCP connections must use TLS
+    /// (`hostssl`, trust authentication): for tests of TLS to the database.
+    #[cfg(feature = "testing")]
+    pub fn ephemeral_tls(cert_pem: &[u8], key_pem: &[u8]) -> anyhow::Result<LocalCluster> {
+        let bins = PgBinaries::find()?;
+        let owner = Owner::detect()?;
+        let base = fresh_folder(&owner, "t")?;
+        let data_dir = base.join("data");
+        owner.prepare_dir(&data_dir)?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .context("finding a free port")?
+            .port();
+        let mut cluster = LocalCluster {
+            bins,
+            owner,
+            socket_dir: base.clone(),
+            data_dir,
+            port,
+            started: false,
+            on_drop: OnDrop::StopAndRemove(base),
+        };
+        initdb(
+            &cluster.bins,
+            &cluster.owner,
+            &cluster.data_dir,
+            Durability::Relaxed,
+        )?;
+        let dir = &cluster.data_dir;
+        cluster
+            .owner
+            .write_private_file(&dir.join("server.crt"), cert_pem)?;
+        cluster
+            .owner
+            .write_private_file(&dir.join("server.key"), key_pem)?;
+        let conf = dir.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf)
+            .with_context(|| format!("reading {}", conf.display()))?;
+        text.push_str(
+            "\n# A test cluster with TLS on loopback.\n\
+             listen_addresses = '127.0.0.1'\n\
+             ssl = on\n\
+             ssl_cert_file = 'server.crt'\n\
+             ssl_key_file = 'server.key'\n",
+        );
+        std::fs::write(&conf, text).with_context(|| format!("writing {}", conf.display()))?;
+        let hba = dir.join("pg_hba.conf");
+        let mut text =
+            std::fs::read_to_string(&hba).with_context(|| format!("reading {}", hba.display()))?;
+        // TCP only over TLS: the first matching line wins.
+        text.insert_str(
+            0,
+            "hostnossl all all 0.0.0.0/0 reject\nhostssl all all 127.0.0.1/32 trust\n",
+        );
+        std::fs::write(&hba, text).with_context(|| format!("writing {}", hba.display()))?;
+        cluster.start()?;
         Ok(cluster)
     }
 

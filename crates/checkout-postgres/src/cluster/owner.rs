@@ -145,6 +145,26 @@ impl Owner {
         Ok(())
     }
 
+    /// Writes `bytes` to the new file `path`, mode 0600, owned by the owner (PostgreSQL
+    /// refuses a private key that others can read).
+    pub(crate) fn write_private_file(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        file.write_all(bytes)
+            .with_context(|| format!("writing {}", path.display()))?;
+        if let Owner::System { uid, gid, .. } = self {
+            std::os::unix::fs::chown(path, Some(*uid), Some(*gid))
+                .with_context(|| format!("giving {} to uid {uid}", path.display()))?;
+        }
+        Ok(())
+    }
+
     /// Checks that the owner can reach `dir`: every existing folder above it must be
     /// searchable by that user. Only a system owner can be locked out.
     pub(crate) fn check_reachable(&self, dir: &Path) -> anyhow::Result<()> {

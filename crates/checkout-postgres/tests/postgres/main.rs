@@ -12,3 +12,4 @@ mod identity;
 mod references;
 mod sessions;
 mod support;
+mod tls;

@@ -20,6 +20,7 @@ mod operator;
 mod payment_link;
 mod reversals;
 mod sandbox_cards;
+mod security;
 mod start_payment;
 mod status;
 mod walkthrough;

@@ -23,6 +23,7 @@ pub(crate) fn checkout(server: &TestServer, words: &[&str]) -> Output {
         .expect("run the checkout binary")
 }
 
+/// The standard output of a command that succeeded.
 pub(crate) fn stdout(output: &Output) -> String {
     assert!(
         output.status.success(),
