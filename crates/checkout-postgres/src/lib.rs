@@ -3,11 +3,9 @@
 mod availability;
 mod card_attempts;
 mod clients;
-pub mod cluster;
 pub mod counters;
 mod events;
 mod idempotency;
-mod lock;
 mod migrations;
 mod models;
 mod pool;
@@ -18,9 +16,6 @@ mod store;
 mod terminals;
 mod tls;
 mod webhooks;
-
-#[cfg(feature = "testing")]
-pub mod testing;
 
 pub use availability::{is_unavailable, PoolStatus};
 pub use migrations::{run_migrations, MIGRATIONS, MIGRATIONS_FINGERPRINT};

@@ -9,7 +9,7 @@ use checkout_http::client_address::TrustedProxies;
 use checkout_http::pages::{Pages, PagesConfig};
 use checkout_http::rate_limit::AuthLimits;
 use checkout_http::AppState;
-use checkout_postgres::cluster::LocalCluster;
+use checkout_pg_cluster::LocalCluster;
 
 use crate::health::DatabaseReadiness;
 use crate::metrics::MetricsServer;

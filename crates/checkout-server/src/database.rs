@@ -2,7 +2,7 @@
 //! under the data folder, made with the system's PostgreSQL binaries and kept between runs.
 
 use anyhow::Context;
-use checkout_postgres::cluster::LocalCluster;
+use checkout_pg_cluster::LocalCluster;
 
 use crate::settings::{Environment, Settings};
 

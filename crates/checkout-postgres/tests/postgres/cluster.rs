@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use checkout_postgres::cluster::{LocalCluster, PgBinaries, DEBIAN_PACKAGE};
+use checkout_pg_cluster::{LocalCluster, PgBinaries, DEBIAN_PACKAGE};
 use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 

@@ -2,8 +2,8 @@
 
 use checkout_domain::auth::Terminal;
 use checkout_domain::ports::TerminalDirectory;
-use checkout_postgres::testing::{template_name, with_database, TestDatabase};
 use checkout_postgres::{run_migrations, MIGRATIONS_FINGERPRINT};
+use checkout_test_db::{template_name, with_database, TestDatabase};
 use diesel::sql_types::{Bool, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 

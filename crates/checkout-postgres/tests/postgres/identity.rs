@@ -4,7 +4,7 @@
 use checkout_domain::auth::{OAuthClient, Role, Terminal};
 use checkout_domain::ports::{ClientStore, TerminalDirectory};
 use checkout_domain::values::CallbackHosts;
-use checkout_postgres::testing::TestDatabase;
+use checkout_test_db::TestDatabase;
 
 use crate::support::*;
 

@@ -14,8 +14,8 @@ use checkout_domain::values::{
     Amount, AttemptId, CallbackUrl, Culture, Currency, DisplayText, Email, InternalReference,
     ItemCode, LineAmount, MerchantReference, SessionId, TerminalNumber,
 };
-use checkout_postgres::testing::TestDatabase;
 use checkout_postgres::PgStore;
+use checkout_test_db::TestDatabase;
 use rust_decimal::Decimal;
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};

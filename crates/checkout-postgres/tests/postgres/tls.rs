@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use checkout_postgres::cluster::LocalCluster;
+use checkout_pg_cluster::LocalCluster;
 use checkout_postgres::{establish, run_migrations, with_ca_file, PgStore};
 use diesel::sql_types::Bool;
 use diesel_async::RunQueryDsl;

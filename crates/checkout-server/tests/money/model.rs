@@ -28,11 +28,11 @@ use checkout_domain::testing::{FakeIdentity, InMemoryClients, ManualClock};
 use checkout_domain::usecases::ReconcilePolicy;
 use checkout_domain::values::{SessionId, TerminalNumber};
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
-use checkout_postgres::testing::TestDatabase;
 use checkout_postgres::PgStore;
 use checkout_processor::testing::fake_stripe::{Call, FakeStripe, FakeStripeConfig, Fault, When};
 use checkout_processor::{StripeConfig, StripeProcessor};
 use checkout_server::system::RandomIds;
+use checkout_test_db::TestDatabase;
 use time::{Duration, OffsetDateTime};
 use tokio::sync::Semaphore;
 

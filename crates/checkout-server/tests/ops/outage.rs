@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use checkout_postgres::testing::TestDatabase;
+use checkout_test_db::TestDatabase;
 
 use crate::db_proxy::DbProxy;
 use crate::support::{Mode, TestServer};

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use checkout_domain::auth::{OAuthClient, Role, Terminal};
 use checkout_domain::values::TerminalNumber;
-use checkout_postgres::testing::TestDatabase;
 use checkout_postgres::PgStore;
+use checkout_test_db::TestDatabase;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;

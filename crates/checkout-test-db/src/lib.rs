@@ -1,4 +1,4 @@
-//! The test harness (feature `testing`): one PostgreSQL server per test run, one migrated
+//! The test-database harness: one PostgreSQL server per test run, one migrated
 //! template database, and a fresh database per test cloned from it.
 //!
 //! Which server: the one at `CHECKOUT_TEST_DATABASE_URL` (or, when that is unset,
@@ -11,7 +11,7 @@
 //! The template is named after the migrations' fingerprint, so a changed migration gets a new
 //! template and a stale one is never reused. Each [`TestDatabase`] is a
 //! `CREATE DATABASE ... TEMPLATE ... STRATEGY FILE_COPY` copy, dropped when the handle is.
-//! The times taken are printed to stderr (`checkout-postgres test harness: ...`).
+//! The times taken are printed to stderr (`checkout-test-db: ...`).
 
 use std::hash::{BuildHasher, Hasher};
 use std::path::PathBuf;
@@ -23,9 +23,8 @@ use diesel::sql_types::{BigInt, Bool, Text};
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use crate::cluster::{effective_uid, LocalCluster};
-use crate::migrations::MIGRATIONS_FINGERPRINT;
-use crate::{run_migrations, PgStore};
+use checkout_pg_cluster::{effective_uid, LocalCluster};
+use checkout_postgres::{run_migrations, PgStore, MIGRATIONS_FINGERPRINT};
 
 /// The environment variable naming an existing server to test against (an admin URL).
 pub const DATABASE_URL_ENV: &str = "CHECKOUT_TEST_DATABASE_URL";
@@ -148,17 +147,17 @@ async fn admin_connection() -> anyhow::Result<(String, AsyncPgConnection, Server
     let dir = cluster_dir()?;
     let started = Instant::now();
     if dir
-        .join(format!(".s.PGSQL.{}", crate::cluster::PORT))
+        .join(format!(".s.PGSQL.{}", checkout_pg_cluster::PORT))
         .exists()
     {
-        let url = crate::cluster::socket_url(
+        let url = checkout_pg_cluster::socket_url(
             &dir,
-            crate::cluster::PORT,
-            crate::cluster::DEFAULT_DATABASE,
+            checkout_pg_cluster::PORT,
+            checkout_pg_cluster::DEFAULT_DATABASE,
         );
         if let Ok(conn) = AsyncPgConnection::establish(&url).await {
             eprintln!(
-                "checkout-postgres test harness: cluster in {} is running ({:.3} s to reach it)",
+                "checkout-test-db: cluster in {} is running ({:.3} s to reach it)",
                 dir.display(),
                 started.elapsed().as_secs_f64()
             );
@@ -170,7 +169,7 @@ async fn admin_connection() -> anyhow::Result<(String, AsyncPgConnection, Server
         .context("the cluster start task failed")?
         .context("starting the shared test cluster")?;
     eprintln!(
-        "checkout-postgres test harness: cluster in {} {} in {:.3} s",
+        "checkout-test-db: cluster in {} {} in {:.3} s",
         cluster.socket_dir().display(),
         if cluster.was_started() {
             "started"
@@ -216,7 +215,7 @@ async fn ensure_template(conn: &mut AsyncPgConnection, admin_url: &str) -> anyho
         .await;
     if built? {
         eprintln!(
-            "checkout-postgres test harness: template {template} migrated in {:.3} s",
+            "checkout-test-db: template {template} migrated in {:.3} s",
             started.elapsed().as_secs_f64()
         );
     }
@@ -293,7 +292,7 @@ async fn drop_leftovers(conn: &mut AsyncPgConnection) {
         .execute(conn)
         .await;
         if dropped.is_ok() {
-            eprintln!("checkout-postgres test harness: dropped {datname}, left by a dead process");
+            eprintln!("checkout-test-db: dropped {datname}, left by a dead process");
         }
     }
 }
@@ -327,7 +326,7 @@ impl TestDatabase {
         let url = with_database(&admin_url, &name)?;
         let store = PgStore::connect(&url, TEST_POOL_SIZE).await?;
         eprintln!(
-            "checkout-postgres test harness: database {name} ready in {:.3} s",
+            "checkout-test-db: database {name} ready in {:.3} s",
             started.elapsed().as_secs_f64()
         );
         Ok(TestDatabase {
@@ -375,13 +374,10 @@ impl Drop for TestDatabase {
         match dropped {
             Ok(Ok(())) => {}
             Ok(Err(e)) => eprintln!(
-                "checkout-postgres test harness: could not drop database {}: {e:#}",
+                "checkout-test-db: could not drop database {}: {e:#}",
                 self.name
             ),
-            Err(_) => eprintln!(
-                "checkout-postgres test harness: dropping database {} panicked",
-                self.name
-            ),
+            Err(_) => eprintln!("checkout-test-db: dropping database {} panicked", self.name),
         }
     }
 }

@@ -30,7 +30,7 @@ pub(crate) enum Owner {
 }
 
 /// The effective uid of this process.
-pub(crate) fn effective_uid() -> anyhow::Result<u32> {
+pub fn effective_uid() -> anyhow::Result<u32> {
     if let Ok(meta) = std::fs::metadata("/proc/self") {
         return Ok(meta.uid());
     }

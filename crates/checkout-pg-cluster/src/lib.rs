@@ -1,6 +1,7 @@
 //! A private PostgreSQL cluster made with the system's PostgreSQL programs, for the server's
 //! sandbox mode ([`LocalCluster::persistent`]) and for tests ([`LocalCluster::ephemeral`],
-//! [`LocalCluster::shared`]).
+//! [`LocalCluster::shared`]). Not an adapter: the PostgreSQL adapter is `checkout-postgres`,
+//! the test-database harness over these clusters is `checkout-test-db`.
 //!
 //! The server listens on a unix socket only (`listen_addresses = ''`), in a short folder
 //! (socket paths are limited to about 107 bytes), with `trust` authentication for the
@@ -9,6 +10,7 @@
 //! through `runuser`, and the cluster's folders belong to that user.
 
 mod binaries;
+mod lock;
 mod owner;
 
 use std::path::{Path, PathBuf};
@@ -17,8 +19,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use anyhow::{bail, Context};
 
 pub use binaries::{BinariesNotFound, PgBinaries, DEBIAN_PACKAGE};
-#[cfg(feature = "testing")]
-pub(crate) use owner::effective_uid;
+pub use owner::effective_uid;
 use owner::{run, Owner};
 
 use crate::lock::{fingerprint, ProcessLock, DEFAULT_WAIT};
@@ -81,7 +82,7 @@ fn encode(s: &str) -> String {
 }
 
 /// The URL of `database` on the server whose socket is in `socket_dir`.
-pub(crate) fn socket_url(socket_dir: &Path, port: u16, database: &str) -> String {
+pub fn socket_url(socket_dir: &Path, port: u16, database: &str) -> String {
     format!(
         "postgres://{SUPERUSER}@/{}?host={}&port={port}",
         encode(database),
@@ -155,7 +156,7 @@ fn initdb(
     }
     run(cmd, "initdb")?;
     let mut settings = String::from(
-        "\n# Written by checkout-postgres: a private cluster on a unix socket only.\n\
+        "\n# Written by checkout-pg-cluster: a private cluster on a unix socket only.\n\
          listen_addresses = ''\n\
          unix_socket_permissions = 0700\n",
     );
@@ -274,7 +275,6 @@ impl LocalCluster {
     /// port, see [`LocalCluster::port`]) with TLS on, serving the PEM certificate chain
     /// `cert_pem` and the PEM private key `key_pem`. TCP connections must use TLS
     /// (`hostssl`, trust authentication): for tests of TLS to the database.
-    #[cfg(feature = "testing")]
     pub fn ephemeral_tls(cert_pem: &[u8], key_pem: &[u8]) -> anyhow::Result<LocalCluster> {
         let bins = PgBinaries::find()?;
         let owner = Owner::detect()?;
