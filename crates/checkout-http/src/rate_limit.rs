@@ -132,11 +132,6 @@ impl AuthLimits {
         }
     }
 
-    /// No limits (tests of other things, benchmarks).
-    pub fn unlimited() -> Self {
-        AuthLimits::new(0, 0, 0)
-    }
-
     /// The key of `client_id` asking from `address` in
     /// [`failures_per_client_address`](Self::failures_per_client_address).
     pub fn client_address_key(client_id: &str, address: &str) -> String {
