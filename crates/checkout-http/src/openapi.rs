@@ -1,6 +1,8 @@
 //! The OpenAPI 3.1 document, generated from the handlers, and the Swagger UI.
 
+use utoipa::openapi::schema::{KnownFormat, Schema, SchemaFormat, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{RefOr, Server};
 use utoipa::{Modify, OpenApi};
 
 use crate::api;
@@ -13,6 +15,7 @@ use crate::problem::ProblemDetails;
     info(
         title = "Hosted Checkout API",
         version = "1.0.0",
+        contact(name = "Hosted checkout support (cite checkoutSessionId, transactionReferenceNumber, internalTransactionReferenceNumber and X-idoperacion)"),
         description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference); withdraw unpaid sessions; capture, void and refund payments. Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
     ),
     paths(
@@ -59,8 +62,17 @@ use crate::problem::ProblemDetails;
         dto::RefundListResponse,
         dto::ItemDto,
         dto::AdditionalChargeDto,
+        dto::schemas::CurrencyCode,
+        dto::schemas::Culture,
+        dto::schemas::PaymentState,
+        dto::schemas::PaymentStateCode,
+        dto::schemas::SessionType,
+        dto::schemas::RefundStateName,
+        dto::schemas::EventTypeName,
+        dto::schemas::EventTypeFilter,
+        dto::schemas::DeliveryStateName,
     )),
-    modifiers(&BearerScheme),
+    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &SandboxServer),
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
@@ -79,6 +91,81 @@ impl Modify for BearerScheme {
         let mut http = Http::new(HttpAuthScheme::Bearer);
         http.bearer_format = Some("JWT".to_owned());
         components.add_security_scheme("bearer", SecurityScheme::Http(http));
+    }
+}
+
+/// The operations anyone may call, marked `security: []` (no bearer token).
+const PUBLIC_OPERATIONS: [&str; 2] = ["/api/public/security/auth", "/.well-known/jwks.json"];
+
+/// Marks [`PUBLIC_OPERATIONS`] as needing no credentials.
+struct PublicOperations;
+
+impl Modify for PublicOperations {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for path in PUBLIC_OPERATIONS {
+            if let Some(item) = openapi.paths.paths.get_mut(path) {
+                for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
+                    operation.security = Some(Vec::new());
+                }
+            }
+        }
+    }
+}
+
+/// Amounts are exact decimals written as JSON numbers: `type: number` with no `format`
+/// (`double` would tell generators to use binary floats) and no `multipleOf` (the number of
+/// decimal places depends on the currency: docs/currencies.md).
+struct ExactAmounts;
+
+impl Modify for ExactAmounts {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        if let Some(components) = openapi.components.as_mut() {
+            for schema in components.schemas.values_mut() {
+                strip_number_formats(schema);
+            }
+        }
+    }
+}
+
+/// Removes `format` from every `type: number` schema inside `schema`.
+fn strip_number_formats(schema: &mut RefOr<Schema>) {
+    let RefOr::T(schema) = schema else { return };
+    match schema {
+        Schema::Object(object) => {
+            if object.schema_type == Type::Number.into()
+                && object.format == Some(SchemaFormat::KnownFormat(KnownFormat::Double))
+            {
+                object.format = None;
+            }
+            object
+                .properties
+                .values_mut()
+                .for_each(strip_number_formats);
+        }
+        Schema::Array(array) => {
+            if let utoipa::openapi::schema::ArrayItems::RefOrSchema(items) = &mut array.items {
+                strip_number_formats(items);
+            }
+        }
+        Schema::AllOf(all) => all.items.iter_mut().for_each(strip_number_formats),
+        Schema::OneOf(one) => one.items.iter_mut().for_each(strip_number_formats),
+        Schema::AnyOf(any) => any.items.iter_mut().for_each(strip_number_formats),
+        _ => {}
+    }
+}
+
+/// The sandbox's default address as the document's server.
+struct SandboxServer;
+
+impl Modify for SandboxServer {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let mut sandbox = Server::new("http://127.0.0.1:8080");
+        sandbox.description = Some(
+            "The sandbox started by `checkout serve` with no configuration; a deployment \
+             answers at its own public base URL"
+                .to_owned(),
+        );
+        openapi.servers = Some(vec![sandbox]);
     }
 }
 

@@ -4,6 +4,7 @@
 mod decimal;
 mod events;
 mod reversal;
+pub mod schemas;
 mod session;
 mod status;
 mod token;

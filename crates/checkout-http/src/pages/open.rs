@@ -94,7 +94,7 @@ pub fn pay_form(
     holder: &str,
 ) -> HttpResponse {
     let session = &page.session;
-    let (secret, cookie) = browser_secret(req);
+    let (secret, cookie) = browser_secret(pages, req);
     let id = session.id.to_string();
     let view = PayView {
         t: lang.texts(),

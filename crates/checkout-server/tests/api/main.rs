@@ -9,6 +9,7 @@ mod support;
 mod auth;
 mod bearer;
 mod by_reference;
+mod contract;
 mod duplicate_reference;
 mod errors;
 mod events;
