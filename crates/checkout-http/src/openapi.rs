@@ -7,6 +7,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::api;
 use crate::dto;
+use crate::idempotency::IDEMPOTENCY_KEY_HEADER;
 use crate::problem::ProblemDetails;
 
 /// The API description served at `/openapi.json`.
@@ -57,6 +58,7 @@ use crate::problem::ProblemDetails;
         dto::DeliveryAttemptBody,
         dto::RedeliveryResponse,
         dto::AmountRequest,
+        dto::RefundRequest,
         dto::RefundBody,
         dto::ReversalResponse,
         dto::RefundListResponse,
@@ -72,7 +74,7 @@ use crate::problem::ProblemDetails;
         dto::schemas::EventTypeFilter,
         dto::schemas::DeliveryStateName,
     )),
-    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &SandboxServer),
+    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &OptionalBodies, &IdempotencyKeys, &SandboxServer),
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
@@ -151,6 +153,60 @@ fn strip_number_formats(schema: &mut RefOr<Schema>) {
         Schema::OneOf(one) => one.items.iter_mut().for_each(strip_number_formats),
         Schema::AnyOf(any) => any.items.iter_mut().for_each(strip_number_formats),
         _ => {}
+    }
+}
+
+/// An optional request body (`Option<T>` in `request_body`) is `required: false` with `T`'s
+/// schema: utoipa also makes its schema nullable, but a JSON `null` body is a 400.
+struct OptionalBodies;
+
+impl Modify for OptionalBodies {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [&mut item.post, &mut item.put].into_iter().flatten() {
+                let Some(body) = operation.request_body.as_mut() else {
+                    continue;
+                };
+                for content in body.content.values_mut() {
+                    if let Some(RefOr::T(Schema::OneOf(one))) = &content.schema {
+                        let not_null = one.items.iter().find(|s| match s {
+                            RefOr::T(Schema::Object(o)) => o.schema_type != Type::Null.into(),
+                            _ => true,
+                        });
+                        if one.items.len() == 2 {
+                            content.schema = not_null.cloned();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What an `Idempotency-Key` header may hold: 1 to 255 visible ASCII characters, bare (not
+/// starting with a quote) or as a Structured Field string (`"..."`, with `\"` and `\\`
+/// escapes, one character each).
+const IDEMPOTENCY_KEY_PATTERN: &str = r#"^([!#-~][!-~]{0,254}|"([!#-\[\]-~]|\\["\\]){1,255}")$"#;
+
+/// Gives every `Idempotency-Key` header parameter the key's pattern.
+struct IdempotencyKeys;
+
+impl Modify for IdempotencyKeys {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let key = utoipa::openapi::ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(IDEMPOTENCY_KEY_PATTERN))
+            .build();
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [&mut item.post, &mut item.put].into_iter().flatten() {
+                let parameters = operation.parameters.iter_mut().flatten();
+                for parameter in
+                    parameters.filter(|p| p.name.eq_ignore_ascii_case(IDEMPOTENCY_KEY_HEADER))
+                {
+                    parameter.schema = Some(RefOr::T(Schema::Object(key.clone())));
+                }
+            }
+        }
     }
 }
 

@@ -45,7 +45,7 @@ fn single<'a>(
     tag = "Events",
     security(("bearer" = [])),
     params(
-        ("after" = Option<String>, Query, description = "The `cursor` of the previous page; absent: from the first event", example = "MTIzNDU2"),
+        ("after" = Option<String>, Query, description = "The `cursor` of the previous page; absent: from the first event", pattern = r"^([0-9]{1,19}\.[0-9]{1,19})?$", example = "741.3"),
         ("limit" = Option<u32>, Query, description = "Events per page, 1 to 100 (default 50)", minimum = 1, maximum = 100, example = 50),
     ),
     responses(

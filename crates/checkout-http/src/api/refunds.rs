@@ -7,7 +7,7 @@ use checkout_domain::usecases::{IdempotentRequest, RefundDone};
 
 use super::status::session_id;
 use crate::auth::Caller;
-use crate::dto::{AmountRequest, RefundListResponse, ReversalResponse};
+use crate::dto::{RefundListResponse, RefundRequest, ReversalResponse};
 use crate::idempotency::{self, IdempotencyKeyHeader};
 use crate::json_body::JsonBodyWithBytes;
 use crate::problem::{ApiError, ProblemDetails};
@@ -34,7 +34,7 @@ fn done(state: &AppState, done: &RefundDone) -> ReversalResponse {
     post,
     path = "/pay/api/payment/{checkoutSessionId}/refunds",
     tag = "Payments",
-    request_body(content = AmountRequest, example = json!({"amount": 5.00})),
+    request_body(content = RefundRequest, example = json!({"amount": 5.00})),
     security(("bearer" = [])),
     params(
         ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
@@ -61,7 +61,7 @@ pub async fn create_refund(
     path: web::Path<String>,
     key: IdempotencyKeyHeader,
     req: HttpRequest,
-    body: JsonBodyWithBytes<AmountRequest>,
+    body: JsonBodyWithBytes<RefundRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let id = session_id(&path)?;
     let amount = body.value.amount.map(|d| d.0);

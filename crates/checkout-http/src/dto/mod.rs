@@ -12,7 +12,9 @@ mod webhooks;
 
 pub use decimal::JsonDecimal;
 pub use events::{EventBody, EventPageResponse, JsonEventEncoder};
-pub use reversal::{AmountRequest, RefundBody, RefundListResponse, ReversalResponse};
+pub use reversal::{
+    AmountRequest, RefundBody, RefundListResponse, RefundRequest, ReversalResponse,
+};
 pub use session::{
     AdditionalChargeDto, ItemDto, PaymentLinkRequest, PaymentLinkResponse, StartPaymentRequest,
     StartPaymentResponse,

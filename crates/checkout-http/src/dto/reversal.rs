@@ -10,13 +10,23 @@ use utoipa::ToSchema;
 use super::schemas::{CurrencyCode, RefundStateName};
 use super::{utc_timestamp, JsonDecimal, PaymentStatusResponse};
 
-/// POST /pay/api/payment/{id}/capture and /refunds body.
+/// POST /pay/api/payment/{id}/capture body.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AmountRequest {
-    /// The amount, in the session's currency: for a capture optional (the whole authorised
-    /// amount when absent), for a refund required.
-    #[schema(value_type = Option<f64>, exclusive_minimum = 0, example = 10.00)]
+    /// The amount to capture, in the session's currency; the whole authorised amount when
+    /// absent.
+    #[schema(value_type = Option<f64>, nullable = false, exclusive_minimum = 0, exclusive_maximum = 10000000000000.0, example = 10.00)]
+    pub amount: Option<JsonDecimal>,
+}
+
+/// POST /pay/api/payment/{id}/refunds body.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefundRequest {
+    /// The amount to refund, in the session's currency (required; absent is a 400 naming
+    /// `Amount`).
+    #[schema(value_type = f64, required = true, nullable = false, exclusive_minimum = 0, exclusive_maximum = 10000000000000.0, example = 10.00)]
     pub amount: Option<JsonDecimal>,
 }
 

@@ -1,11 +1,27 @@
 //! Start payment and generate payment link bodies (spec 2.2, 2.3, 2.4).
 
 use checkout_domain::session::{ChargeRequest, ItemRequest, PaymentSession, SessionRequest};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
 use super::schemas::{Culture, CurrencyCode};
 use super::{utc_timestamp, JsonDecimal};
+
+/// A JSON number with no fractional part (`3` or `3.0`: JSON Schema's `integer`), as an
+/// `i64`; `null` or absent is `None`.
+fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    if let Some(whole) = number.as_i64() {
+        return Ok(Some(whole));
+    }
+    match number.as_f64() {
+        // Below 2^53 every whole f64 is exact.
+        Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(Some(f as i64)),
+        _ => Err(serde::de::Error::custom("not a whole number")),
+    }
+}
 
 /// An additional charge (shipping, fees).
 #[derive(Debug, Deserialize, ToSchema)]
@@ -41,6 +57,7 @@ pub struct ItemDto {
     pub item_code: Option<String>,
     /// Quantity, at least 1.
     #[schema(value_type = i64, required = true, nullable = false, minimum = 1, maximum = 1000000, example = 1)]
+    #[serde(default, deserialize_with = "whole_number")]
     pub quantity: Option<i64>,
     /// Description.
     #[schema(
@@ -120,7 +137,7 @@ macro_rules! session_request {
             /// When the session stops being payable: UTC, ISO 8601 with `Z`, within the
             /// configured bounds (by default 5 minutes to 30 days ahead for links, 5 minutes
             /// to 24 hours for integrated checkouts); the configured validity when absent.
-            #[schema(format = DateTime, example = "2026-11-23T12:00:00Z")]
+            #[schema(format = DateTime)]
             pub expiration_date_time: Option<String>,
         }
 

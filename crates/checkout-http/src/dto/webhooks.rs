@@ -12,18 +12,20 @@ use super::utc_timestamp;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookEndpointRequest {
-    /// Where to post events: `https`, to a public address (the sandbox also accepts `http` to
-    /// `localhost` or a loopback address).
+    /// Where to post events: `https`, with no fragment, to a host that resolves to public
+    /// addresses (the sandbox also accepts `http` and `localhost` or a loopback address).
     #[schema(
         required = true,
         nullable = false,
         max_length = 2048,
+        format = "uri",
+        pattern = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?][^#\s]*)?$",
         example = "http://localhost:9000/webhooks"
     )]
     pub url: Option<String>,
-    /// The event types to receive; absent or `["*"]`: every type, including types added
-    /// later.
-    #[schema(value_type = Option<Vec<EventTypeFilter>>, nullable = false, example = json!(["payment.succeeded", "payment.failed"]))]
+    /// The event types to receive (a repeat counts once); absent, or a list holding `"*"`: every type,
+    /// including types added later.
+    #[schema(value_type = Option<Vec<EventTypeFilter>>, min_items = 1, example = json!(["payment.succeeded", "payment.failed"]))]
     pub events: Option<Vec<String>>,
 }
 
