@@ -1,10 +1,13 @@
 //! The OpenAPI 3.1 document, generated from the handlers, and the Swagger UI.
 
+use utoipa::openapi::schema::{KnownFormat, Schema, SchemaFormat, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{RefOr, Server};
 use utoipa::{Modify, OpenApi};
 
 use crate::api;
 use crate::dto;
+use crate::idempotency::IDEMPOTENCY_KEY_HEADER;
 use crate::problem::ProblemDetails;
 
 /// The API description served at `/openapi.json`.
@@ -13,6 +16,7 @@ use crate::problem::ProblemDetails;
     info(
         title = "Hosted Checkout API",
         version = "1.0.0",
+        contact(name = "Hosted checkout support (cite checkoutSessionId, transactionReferenceNumber, internalTransactionReferenceNumber and X-idoperacion)"),
         description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference); withdraw unpaid sessions; capture, void and refund payments. Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
     ),
     paths(
@@ -55,13 +59,23 @@ use crate::problem::ProblemDetails;
         dto::DeliveryAttemptBody,
         dto::RedeliveryResponse,
         dto::AmountRequest,
+        dto::RefundRequest,
         dto::RefundBody,
         dto::ReversalResponse,
         dto::RefundListResponse,
         dto::ItemDto,
         dto::AdditionalChargeDto,
+        dto::schemas::CurrencyCode,
+        dto::schemas::Culture,
+        dto::schemas::PaymentState,
+        dto::schemas::PaymentStateCode,
+        dto::schemas::SessionType,
+        dto::schemas::RefundStateName,
+        dto::schemas::EventTypeName,
+        dto::schemas::EventTypeFilter,
+        dto::schemas::DeliveryStateName,
     )),
-    modifiers(&BearerScheme),
+    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &OptionalBodies, &IdempotencyKeys, &SandboxServer),
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
@@ -80,6 +94,135 @@ impl Modify for BearerScheme {
         let mut http = Http::new(HttpAuthScheme::Bearer);
         http.bearer_format = Some("JWT".to_owned());
         components.add_security_scheme("bearer", SecurityScheme::Http(http));
+    }
+}
+
+/// The operations anyone may call, marked `security: []` (no bearer token).
+const PUBLIC_OPERATIONS: [&str; 2] = ["/api/public/security/auth", "/.well-known/jwks.json"];
+
+/// Marks [`PUBLIC_OPERATIONS`] as needing no credentials.
+struct PublicOperations;
+
+impl Modify for PublicOperations {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for path in PUBLIC_OPERATIONS {
+            if let Some(item) = openapi.paths.paths.get_mut(path) {
+                for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
+                    operation.security = Some(Vec::new());
+                }
+            }
+        }
+    }
+}
+
+/// Amounts are exact decimals written as JSON numbers: `type: number` with no `format`
+/// (`double` would tell generators to use binary floats) and no `multipleOf` (the number of
+/// decimal places depends on the currency: docs/currencies.md).
+struct ExactAmounts;
+
+impl Modify for ExactAmounts {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        if let Some(components) = openapi.components.as_mut() {
+            for schema in components.schemas.values_mut() {
+                strip_number_formats(schema);
+            }
+        }
+    }
+}
+
+/// Removes `format` from every `type: number` schema inside `schema`.
+fn strip_number_formats(schema: &mut RefOr<Schema>) {
+    let RefOr::T(schema) = schema else { return };
+    match schema {
+        Schema::Object(object) => {
+            if object.schema_type == Type::Number.into()
+                && object.format == Some(SchemaFormat::KnownFormat(KnownFormat::Double))
+            {
+                object.format = None;
+            }
+            object
+                .properties
+                .values_mut()
+                .for_each(strip_number_formats);
+        }
+        Schema::Array(array) => {
+            if let utoipa::openapi::schema::ArrayItems::RefOrSchema(items) = &mut array.items {
+                strip_number_formats(items);
+            }
+        }
+        Schema::AllOf(all) => all.items.iter_mut().for_each(strip_number_formats),
+        Schema::OneOf(one) => one.items.iter_mut().for_each(strip_number_formats),
+        Schema::AnyOf(any) => any.items.iter_mut().for_each(strip_number_formats),
+        _ => {}
+    }
+}
+
+/// An optional request body (`Option<T>` in `request_body`) is `required: false` with `T`'s
+/// schema: utoipa also makes its schema nullable, but a JSON `null` body is a 400.
+struct OptionalBodies;
+
+impl Modify for OptionalBodies {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [&mut item.post, &mut item.put].into_iter().flatten() {
+                let Some(body) = operation.request_body.as_mut() else {
+                    continue;
+                };
+                for content in body.content.values_mut() {
+                    if let Some(RefOr::T(Schema::OneOf(one))) = &content.schema {
+                        let not_null = one.items.iter().find(|s| match s {
+                            RefOr::T(Schema::Object(o)) => o.schema_type != Type::Null.into(),
+                            _ => true,
+                        });
+                        if one.items.len() == 2 {
+                            content.schema = not_null.cloned();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What an `Idempotency-Key` header may hold: 1 to 255 visible ASCII characters, bare (not
+/// starting with a quote) or as a Structured Field string (`"..."`, with `\"` and `\\`
+/// escapes, one character each).
+const IDEMPOTENCY_KEY_PATTERN: &str = r#"^([!#-~][!-~]{0,254}|"([!#-\[\]-~]|\\["\\]){1,255}")$"#;
+
+/// Gives every `Idempotency-Key` header parameter the key's pattern.
+struct IdempotencyKeys;
+
+impl Modify for IdempotencyKeys {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let key = utoipa::openapi::ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(IDEMPOTENCY_KEY_PATTERN))
+            .build();
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [&mut item.post, &mut item.put].into_iter().flatten() {
+                let parameters = operation.parameters.iter_mut().flatten();
+                for parameter in
+                    parameters.filter(|p| p.name.eq_ignore_ascii_case(IDEMPOTENCY_KEY_HEADER))
+                {
+                    parameter.schema = Some(RefOr::T(Schema::Object(key.clone())));
+                }
+            }
+        }
+    }
+}
+
+/// The sandbox's default address as the document's server.
+struct SandboxServer;
+
+impl Modify for SandboxServer {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let mut sandbox = Server::new("http://127.0.0.1:8080");
+        sandbox.description = Some(
+            "The sandbox started by `checkout serve` with no configuration; a deployment \
+             answers at its own public base URL"
+                .to_owned(),
+        );
+        openapi.servers = Some(vec![sandbox]);
     }
 }
 

@@ -35,6 +35,8 @@ fn reference_parameter(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     Ok(first)
 }
 
+/// Find sessions by merchant reference.
+///
 /// Lists the caller's payment sessions with one merchant reference.
 ///
 /// Newest first, as status records (an expired session and its successor share a reference,
@@ -48,7 +50,7 @@ fn reference_parameter(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     params(
         ("transactionReferenceNumber" = String, Query, min_length = 1, max_length = 64, pattern = "^[ -~]*[!-~][ -~]*$", example = "ORDER-1001",
          description = "The merchant reference: 1 to 64 printable ASCII characters, as given when the session was created"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
     ),
     responses(
         (status = 200, description = "The caller's sessions with this reference, newest first (at most 100), each exactly as GET /pay/api/payment/{checkoutSessionId} shows it; `[]` when there is none", body = [PaymentStatusResponse]),

@@ -9,6 +9,8 @@ use crate::dto::PaymentStatusResponse;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
+/// Cancel an unpaid session.
+///
 /// Cancels one of the caller's sessions (a payment link or an integrated checkout) that has
 /// not been paid: Pending, or waiting for a 3DS challenge (whose authorisation is cancelled at
 /// the processor first). A payer who opens it afterwards is told it was cancelled.
@@ -18,8 +20,8 @@ use crate::AppState;
     tag = "Payments",
     security(("bearer" = [])),
     params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
     ),
     responses(
         (status = 200, description = "Cancelled: the status record, state Cancelled (7)", body = PaymentStatusResponse),

@@ -10,17 +10,19 @@ use crate::json_body::OptionalJsonBody;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::{request_context, AppState};
 
+/// Capture an authorisation.
+///
 /// Captures an authorisation (`ApprovedTransaction`): the whole amount, or `amount` (at most
 /// the authorised amount), once. The session becomes Successful with its `capturedAmount`.
 #[utoipa::path(
     post,
     path = "/pay/api/payment/{checkoutSessionId}/capture",
     tag = "Payments",
-    request_body(content = Option<AmountRequest>, description = "Optional: `{\"amount\": 10.00}` for a partial capture; no body captures the whole amount"),
+    request_body(content = Option<AmountRequest>, description = "Optional: `{\"amount\": 10.00}` for a partial capture; no body captures the whole amount", example = json!({"amount": 10.00})),
     security(("bearer" = [])),
     params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
     ),
     responses(
         (status = 200, description = "Captured: the status record, state Successful, with `capturedAmount`", body = PaymentStatusResponse),
@@ -50,6 +52,8 @@ pub async fn capture_payment(
         .json(PaymentStatusResponse::new(&session, now)))
 }
 
+/// Void an authorisation.
+///
 /// Voids an authorisation held without capture (`ApprovedTransaction`): the processor
 /// releases the payer's funds and the session becomes Voided (8).
 #[utoipa::path(
@@ -58,8 +62,8 @@ pub async fn capture_payment(
     tag = "Payments",
     security(("bearer" = [])),
     params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
     ),
     responses(
         (status = 200, description = "SVC_010 reversal completed: the session is Voided", body = ReversalResponse),

@@ -33,6 +33,8 @@ fn single<'a>(
     first
 }
 
+/// List the terminal's events.
+///
 /// Lists the caller's terminal's events in the order of the transactions that wrote them (a
 /// session's events in the order they happened), after the cursor
 /// `after` (from the first event when absent). A cursor never skips an event that commits
@@ -43,8 +45,8 @@ fn single<'a>(
     tag = "Events",
     security(("bearer" = [])),
     params(
-        ("after" = Option<String>, Query, description = "The `cursor` of the previous page; absent: from the first event"),
-        ("limit" = Option<u32>, Query, description = "Events per page, 1 to 100 (default 50)", minimum = 1, maximum = 100),
+        ("after" = Option<String>, Query, description = "The `cursor` of the previous page; absent: from the first event", pattern = r"^([0-9]{1,19}\.[0-9]{1,19})?$", example = "741.3"),
+        ("limit" = Option<u32>, Query, description = "Events per page, 1 to 100 (default 50)", minimum = 1, maximum = 100, example = 50),
     ),
     responses(
         (status = 200, description = "A page of events", body = EventPageResponse),
@@ -103,6 +105,8 @@ pub async fn list_events(
         }))
 }
 
+/// Redeliver an event.
+///
 /// Sends one of the caller's events again now: a new delivery to every endpoint that
 /// receives its type, with the same `webhook-id` (the event id) and body, followed in each
 /// endpoint's deliveries log.
@@ -111,7 +115,7 @@ pub async fn list_events(
     path = "/pay/api/events/{id}/redeliver",
     tag = "Events",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "The event id")),
+    params(("id" = String, Path, description = "The event id", example = "6d0e1d7c-5a1f-4c3e-9f7a-2b8d1e0c4a55")),
     responses(
         (status = 202, description = "Queued, due now", body = RedeliveryResponse),
         (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),

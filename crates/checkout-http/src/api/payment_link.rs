@@ -11,7 +11,10 @@ use crate::json_body::JsonBodyWithBytes;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
-/// Creates a shareable payment link that expires.
+/// Generate a payment link.
+///
+/// Creates a shareable payment link that expires (spec 4.3); send `paymentLink` to the payer
+/// and poll the status record.
 ///
 /// With an `Idempotency-Key`, a retry of the same request (same route, same body bytes) within
 /// 24 hours answers the first response again, with `Idempotent-Replayed: true`, and creates
@@ -20,10 +23,10 @@ use crate::AppState;
     post,
     path = "/pay/api/generate-payment-link",
     tag = "Payments",
-    request_body = PaymentLinkRequest,
+    request_body(content = PaymentLinkRequest, example = json!({"totalTransactionAmount": 15000, "currencyCode": "CRC", "transactionReferenceNumber": "INVOICE-77", "generalPurchaseDescription": "Invoice 77", "userEmail": "payer@example.com", "culture": "es"})),
     security(("bearer" = [])),
     params(
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
         ("Idempotency-Key" = Option<String>, Header, example = "8e03978e-40d5-43e8-bc93-6894a57f9324",
          description = "Optional (IETF httpapi idempotency-key draft): 1 to 255 visible ASCII characters, bare or as a quoted string, scoped to the token's terminal. A retry with the same key and the same request (method, path and exact body bytes) within 24 hours gets the first response again (same status and body) with `Idempotent-Replayed: true`, and creates nothing; the same key with another request is 422; a retry while the first still runs is 409. Successes and 4xx answers are kept; a 5xx is not (the retry runs again). Without it, a repeated request is a new request (a reused reference is SVC_001)."),
     ),

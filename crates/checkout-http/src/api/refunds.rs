@@ -7,7 +7,7 @@ use checkout_domain::usecases::{IdempotentRequest, RefundDone};
 
 use super::status::session_id;
 use crate::auth::Caller;
-use crate::dto::{AmountRequest, RefundListResponse, ReversalResponse};
+use crate::dto::{RefundListResponse, RefundRequest, ReversalResponse};
 use crate::idempotency::{self, IdempotencyKeyHeader};
 use crate::json_body::JsonBodyWithBytes;
 use crate::problem::{ApiError, ProblemDetails};
@@ -34,11 +34,11 @@ fn done(state: &AppState, done: &RefundDone) -> ReversalResponse {
     post,
     path = "/pay/api/payment/{checkoutSessionId}/refunds",
     tag = "Payments",
-    request_body = AmountRequest,
+    request_body(content = RefundRequest, example = json!({"amount": 5.00})),
     security(("bearer" = [])),
     params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
         ("Idempotency-Key" = Option<String>, Header, example = "refund-1001-1",
          description = "Optional, as on the create routes: a retry with the same key and the same request (method, path and exact body bytes) within 24 hours gets the first response again with `Idempotent-Replayed: true`; the same key with another request is 422; a retry while the first still runs is 409."),
     ),
@@ -61,7 +61,7 @@ pub async fn create_refund(
     path: web::Path<String>,
     key: IdempotencyKeyHeader,
     req: HttpRequest,
-    body: JsonBodyWithBytes<AmountRequest>,
+    body: JsonBodyWithBytes<RefundRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let id = session_id(&path)?;
     let amount = body.value.amount.map(|d| d.0);
@@ -87,6 +87,8 @@ pub async fn create_refund(
     Ok(idempotency::respond(answer))
 }
 
+/// List a session's refunds.
+///
 /// Lists the refunds of one of the caller's sessions, oldest first, with its captured and
 /// refunded amounts.
 #[utoipa::path(
@@ -95,8 +97,8 @@ pub async fn create_refund(
     tag = "Payments",
     security(("bearer" = [])),
     params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
     ),
     responses(
         (status = 200, description = "The refunds, oldest first (`[]` when there is none)", body = RefundListResponse),

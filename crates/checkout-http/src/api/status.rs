@@ -16,7 +16,10 @@ pub fn session_id(path: &str) -> Result<SessionId, ApiError> {
         .map_err(|_| CheckoutError::svc(SvcCode::Svc007).into())
 }
 
-/// Reads the state of one of the caller's payment sessions. Sessions of other terminals
+/// Read a payment session's state.
+///
+/// The status record of one of the caller's payment sessions (spec 4.4). Poll it for a
+/// payment link until `state` is terminal (see the `PaymentState` schema). Sessions of other terminals
 /// answer 404, exactly like unknown ids.
 #[utoipa::path(
     get,
@@ -24,8 +27,8 @@ pub fn session_id(path: &str) -> Result<SessionId, ApiError> {
     tag = "Payments",
     security(("bearer" = [])),
     params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing"),
+        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
+        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
     ),
     responses(
         (status = 200, description = "The payment status record", body = PaymentStatusResponse),

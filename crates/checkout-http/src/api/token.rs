@@ -11,12 +11,17 @@ use crate::problem::{ApiError, ProblemDetails};
 use crate::rate_limit::AuthLimits;
 use crate::AppState;
 
-/// Issues a JWT access token for a terminal's OAuth 2.0 client credentials.
+/// Get an access token.
+///
+/// Issues a JWT access token for a terminal's OAuth 2.0 client credentials (spec 4.1). No
+/// bearer token is needed. The sandbox prints its client's secret when it starts; pin it with
+/// `CHECKOUT__SANDBOX__CLIENT_SECRET=choose-a-secret`. Request a new token before `expiresIn`
+/// seconds have passed.
 #[utoipa::path(
     post,
     path = "/api/public/security/auth",
     tag = "Security",
-    request_body = TokenRequest,
+    request_body(content = TokenRequest, example = json!({"client_id": "sandbox-client", "client_secret": "choose-a-secret"})),
     responses(
         (status = 200, description = "Token issued", body = TokenResponse),
         (status = 400, description = "Missing or invalid fields", body = ProblemDetails, content_type = "application/problem+json"),

@@ -24,6 +24,8 @@ fn endpoint_id(raw: &str) -> Result<Uuid, ApiError> {
     })
 }
 
+/// Register a webhook endpoint.
+///
 /// Registers a webhook endpoint for the caller's terminal. The answer carries the signing
 /// secret, shown only here.
 #[utoipa::path(
@@ -31,7 +33,7 @@ fn endpoint_id(raw: &str) -> Result<Uuid, ApiError> {
     path = "/pay/api/webhook-endpoints",
     tag = "Webhooks",
     security(("bearer" = [])),
-    request_body = WebhookEndpointRequest,
+    request_body(content = WebhookEndpointRequest, example = json!({"url": "http://localhost:9000/webhooks", "events": ["payment.succeeded", "payment.failed"]})),
     responses(
         (status = 201, description = "The endpoint, with its secret", body = CreatedWebhookEndpointResponse),
         (status = 400, description = "A bad `Url` (not absolute, not https in production, a private address) or `Events`", body = ProblemDetails, content_type = "application/problem+json"),
@@ -64,6 +66,8 @@ pub async fn create_endpoint(
         }))
 }
 
+/// List webhook endpoints.
+///
 /// Lists the caller's terminal's webhook endpoints, oldest first (without secrets).
 #[utoipa::path(
     get,
@@ -71,7 +75,7 @@ pub async fn create_endpoint(
     tag = "Webhooks",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The endpoints", body = [WebhookEndpointResponse]),
+        (status = 200, description = "The endpoints", body = [WebhookEndpointResponse], example = json!([{"id": "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77", "url": "https://merchant.example/webhooks", "events": ["*"], "createdDateTime": "2026-11-23T11:30:00Z"}])),
         (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
     )
@@ -88,6 +92,8 @@ pub async fn list_endpoints(
         .json(body))
 }
 
+/// Delete a webhook endpoint.
+///
 /// Deletes one of the caller's webhook endpoints: it gets nothing more (deliveries not yet
 /// made are cancelled; an attempt already on its way may still arrive).
 #[utoipa::path(
@@ -95,7 +101,7 @@ pub async fn list_endpoints(
     path = "/pay/api/webhook-endpoints/{id}",
     tag = "Webhooks",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "The endpoint id")),
+    params(("id" = String, Path, description = "The endpoint id", example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77")),
     responses(
         (status = 204, description = "Deleted"),
         (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
@@ -116,6 +122,8 @@ pub async fn delete_endpoint(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Rotate an endpoint's signing secret.
+///
 /// Gives one of the caller's endpoints a new secret. The previous one keeps signing beside it
 /// (two `v1,` signatures per delivery) until `previousSecretExpiresDateTime`, so that the
 /// merchant can switch without losing a delivery.
@@ -124,7 +132,7 @@ pub async fn delete_endpoint(
     path = "/pay/api/webhook-endpoints/{id}/rotate-secret",
     tag = "Webhooks",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "The endpoint id")),
+    params(("id" = String, Path, description = "The endpoint id", example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77")),
     responses(
         (status = 200, description = "The new secret", body = RotatedSecretResponse),
         (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
@@ -148,6 +156,8 @@ pub async fn rotate_secret(
         }))
 }
 
+/// An endpoint's deliveries log.
+///
 /// The deliveries log of one of the caller's endpoints: its newest 100 deliveries, newest
 /// first, each with every attempt (time, HTTP status or network error, duration, the first
 /// bytes of the answer).
@@ -156,7 +166,7 @@ pub async fn rotate_secret(
     path = "/pay/api/webhook-endpoints/{id}/deliveries",
     tag = "Webhooks",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "The endpoint id")),
+    params(("id" = String, Path, description = "The endpoint id", example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77")),
     responses(
         (status = 200, description = "The deliveries", body = [DeliveryBody]),
         (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),

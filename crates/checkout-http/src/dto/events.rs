@@ -6,6 +6,7 @@ use checkout_domain::ports::EventEncoder;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::schemas::EventTypeName;
 use super::{utc_timestamp, PaymentStatusResponse};
 
 /// One event: what happened to a payment session, with the session's status record as of
@@ -18,9 +19,10 @@ pub struct EventBody {
     /// `payment.succeeded`, `payment.authorized`, `payment.failed`, `payment.expired` or
     /// `payment.cancelled`.
     #[serde(rename = "type")]
-    #[schema(example = "payment.succeeded")]
+    #[schema(value_type = EventTypeName)]
     pub kind: String,
     /// When it happened (UTC, ISO 8601).
+    #[schema(format = DateTime, example = "2026-11-23T11:32:10Z")]
     pub timestamp: String,
     /// The status record of `GET /pay/api/payment/{id}` as of the event.
     pub data: PaymentStatusResponse,

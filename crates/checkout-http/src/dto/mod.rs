@@ -4,6 +4,7 @@
 mod decimal;
 mod events;
 mod reversal;
+pub mod schemas;
 mod session;
 mod status;
 mod token;
@@ -11,7 +12,9 @@ mod webhooks;
 
 pub use decimal::JsonDecimal;
 pub use events::{EventBody, EventPageResponse, JsonEventEncoder};
-pub use reversal::{AmountRequest, RefundBody, RefundListResponse, ReversalResponse};
+pub use reversal::{
+    AmountRequest, RefundBody, RefundListResponse, RefundRequest, ReversalResponse,
+};
 pub use session::{
     AdditionalChargeDto, ItemDto, PaymentLinkRequest, PaymentLinkResponse, StartPaymentRequest,
     StartPaymentResponse,

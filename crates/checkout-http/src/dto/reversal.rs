@@ -7,15 +7,26 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
+use super::schemas::{CurrencyCode, RefundStateName};
 use super::{utc_timestamp, JsonDecimal, PaymentStatusResponse};
 
-/// POST /pay/api/payment/{id}/capture and /refunds body.
+/// POST /pay/api/payment/{id}/capture body.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AmountRequest {
-    /// The amount, in the session's currency: for a capture optional (the whole authorised
-    /// amount when absent), for a refund required.
-    #[schema(value_type = Option<f64>, exclusive_minimum = 0, example = 10.00)]
+    /// The amount to capture, in the session's currency; the whole authorised amount when
+    /// absent.
+    #[schema(value_type = Option<f64>, nullable = false, exclusive_minimum = 0, exclusive_maximum = 10000000000000.0, example = 10.00)]
+    pub amount: Option<JsonDecimal>,
+}
+
+/// POST /pay/api/payment/{id}/refunds body.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefundRequest {
+    /// The amount to refund, in the session's currency (required; absent is a 400 naming
+    /// `Amount`).
+    #[schema(value_type = f64, required = true, nullable = false, exclusive_minimum = 0, exclusive_maximum = 10000000000000.0, example = 10.00)]
     pub amount: Option<JsonDecimal>,
 }
 
@@ -29,18 +40,22 @@ pub struct RefundBody {
     #[schema(value_type = f64, example = 10.00)]
     pub amount: JsonDecimal,
     /// The session's currency.
+    #[schema(value_type = CurrencyCode)]
     pub currency_code: String,
     /// `Succeeded`, `Pending` (recorded, the processor not answered yet), `Failed` (the
     /// processor refused: nothing refunded) or `Unknown` (the processor's answer was lost or
     /// is pending: its amount stays reserved, not counted as refunded).
-    #[schema(example = "Succeeded")]
+    #[schema(value_type = RefundStateName)]
     pub state: String,
     /// SVC_009 for a Failed or Unknown refund.
+    #[schema(value_type = Option<String>, nullable = false, pattern = "^SVC_009$", example = "SVC_009")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub svc_code: Option<String>,
     /// When it was made (UTC).
+    #[schema(format = DateTime, example = "2026-11-23T11:40:00Z")]
     pub creation_date_time: String,
     /// When it last changed (UTC).
+    #[schema(format = DateTime, example = "2026-11-23T11:40:01Z")]
     pub last_update_date_time: String,
 }
 
@@ -114,6 +129,7 @@ pub struct RefundListResponse {
     /// The session.
     pub checkout_session_id: String,
     /// The session's currency.
+    #[schema(value_type = CurrencyCode)]
     pub currency_code: String,
     /// The amount captured.
     #[schema(value_type = f64, example = 25.50)]

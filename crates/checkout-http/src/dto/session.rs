@@ -1,25 +1,26 @@
 //! Start payment and generate payment link bodies (spec 2.2, 2.3, 2.4).
 
 use checkout_domain::session::{ChargeRequest, ItemRequest, PaymentSession, SessionRequest};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
+use super::schemas::{Culture, CurrencyCode};
 use super::{utc_timestamp, JsonDecimal};
 
-/// The schema of a currency code: one of the ISO 4217 codes the service knows.
-fn currency_code() -> utoipa::openapi::Object {
-    utoipa::openapi::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::Type::String)
-        .enum_values(Some(checkout_domain::values::Currency::all_codes()))
-        .build()
-}
-
-/// The schema of a culture: `es` or `en`.
-fn culture() -> utoipa::openapi::Object {
-    utoipa::openapi::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::Type::String)
-        .enum_values(Some(["es", "en"]))
-        .build()
+/// A JSON number with no fractional part (`3` or `3.0`: JSON Schema's `integer`), as an
+/// `i64`; `null` or absent is `None`.
+fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    if let Some(whole) = number.as_i64() {
+        return Ok(Some(whole));
+    }
+    match number.as_f64() {
+        // Below 2^53 every whole f64 is exact.
+        Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(Some(f as i64)),
+        _ => Err(serde::de::Error::custom("not a whole number")),
+    }
 }
 
 /// An additional charge (shipping, fees).
@@ -34,11 +35,11 @@ pub struct AdditionalChargeDto {
         example = "Shipping"
     )]
     pub charge_name: Option<String>,
-    /// Charge amount.
+    /// Charge amount, 0 or more, with no more decimal places than the currency's minor units.
     #[schema(value_type = f64, required = true, nullable = false, minimum = 0, exclusive_maximum = 10000000000000.0, example = 5.00)]
     pub charge_amount: Option<JsonDecimal>,
     /// Must equal the request's currencyCode.
-    #[schema(required = true, nullable = false, schema_with = currency_code, example = "USD")]
+    #[schema(required = true, nullable = false, value_type = CurrencyCode, example = "USD")]
     pub charge_currency_code: Option<String>,
 }
 
@@ -56,6 +57,7 @@ pub struct ItemDto {
     pub item_code: Option<String>,
     /// Quantity, at least 1.
     #[schema(value_type = i64, required = true, nullable = false, minimum = 1, maximum = 1000000, example = 1)]
+    #[serde(default, deserialize_with = "whole_number")]
     pub quantity: Option<i64>,
     /// Description.
     #[schema(
@@ -65,11 +67,11 @@ pub struct ItemDto {
         example = "Blue mug"
     )]
     pub description: Option<String>,
-    /// Amount.
+    /// Unit amount, 0 or more, with no more decimal places than the currency's minor units.
     #[schema(value_type = f64, required = true, nullable = false, minimum = 0, exclusive_maximum = 10000000000000.0, example = 20.00)]
     pub amount: Option<JsonDecimal>,
     /// Must equal the request's currencyCode.
-    #[schema(required = true, nullable = false, schema_with = currency_code, example = "USD")]
+    #[schema(required = true, nullable = false, value_type = CurrencyCode, example = "USD")]
     pub currency_code: Option<String>,
 }
 
@@ -104,14 +106,15 @@ macro_rules! session_request {
         #[serde(rename_all = "camelCase")]
         pub struct $name {
             $($extra)*
-            /// Total amount, greater than 0, with no more decimals than the currency has.
-            #[schema(value_type = f64, required = true, nullable = false, exclusive_minimum = 0, exclusive_maximum = 10000000000000.0, multiple_of = 0.01, example = 25.50)]
+            /// Total amount, greater than 0, with no more decimal places than the currency's minor
+            /// units (USD 2, JPY 0, KWD 3: docs/currencies.md); otherwise a 400.
+            #[schema(value_type = f64, required = true, nullable = false, exclusive_minimum = 0, exclusive_maximum = 10000000000000.0, example = 25.50)]
             pub total_transaction_amount: Option<JsonDecimal>,
             /// ISO 4217 currency code (e.g. CRC, USD).
-            #[schema(required = true, nullable = false, schema_with = currency_code, example = "USD")]
+            #[schema(required = true, nullable = false, value_type = CurrencyCode, example = "USD")]
             pub currency_code: Option<String>,
             /// The terminal; when omitted it is resolved from the token's client_id.
-            #[schema(pattern = "^([A-Za-z0-9_-]{1,32})?$", example = "T-0001")]
+            #[schema(pattern = "^([A-Za-z0-9_-]{1,32})?$", example = "SANDBOX-001")]
             pub terminal_number: Option<String>,
             /// Merchant reference, unique per terminal for a new session.
             #[schema(required = true, nullable = false, min_length = 1, max_length = 64, pattern = "^[ -~]*[!-~][ -~]*$", example = "ORDER-1001")]
@@ -123,7 +126,7 @@ macro_rules! session_request {
             #[schema(required = $req, nullable = $nullable, format = Email, max_length = 254, example = "payer@example.com")]
             pub user_email: Option<String>,
             /// Page language: es or en.
-            #[schema(required = $req, nullable = $nullable, schema_with = culture, example = "es")]
+            #[schema(required = $req, nullable = $nullable, value_type = Culture, example = "es")]
             pub culture: Option<String>,
             /// Extra charges.
             #[schema(max_items = 20)]
@@ -134,7 +137,7 @@ macro_rules! session_request {
             /// When the session stops being payable: UTC, ISO 8601 with `Z`, within the
             /// configured bounds (by default 5 minutes to 30 days ahead for links, 5 minutes
             /// to 24 hours for integrated checkouts); the configured validity when absent.
-            #[schema(format = DateTime, example = "2026-11-23T12:00:00Z")]
+            #[schema(format = DateTime)]
             pub expiration_date_time: Option<String>,
         }
 
@@ -212,7 +215,7 @@ pub struct StartPaymentResponse {
     /// The service's internal reference.
     pub internal_transaction_reference_number: String,
     /// When the session stops being payable, UTC, ISO 8601 with a Z.
-    #[schema(example = "2026-11-23T12:00:00Z")]
+    #[schema(format = DateTime, example = "2026-11-23T12:00:00Z")]
     pub expiration_date_time: String,
 }
 
@@ -233,11 +236,15 @@ pub struct PaymentLinkResponse {
     /// Session identifier for status queries.
     pub checkout_session_id: String,
     /// Full URL to share with the payer: <BaseUrlPaymentLink>/<checkoutSessionId>.
+    #[schema(
+        format = "uri",
+        example = "http://127.0.0.1:8080/pay/link/9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"
+    )]
     pub payment_link: String,
     /// The service's internal reference.
     pub internal_transaction_reference_number: String,
     /// Link expiry, UTC, ISO 8601 with a Z.
-    #[schema(example = "2026-11-23T12:00:00Z")]
+    #[schema(format = DateTime, example = "2026-11-23T12:00:00Z")]
     pub expiration_date_time: String,
 }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
+use super::schemas::{CurrencyCode, PaymentState, PaymentStateCode, SessionType};
 use super::{utc_timestamp, JsonDecimal};
 
 /// The payment status record.
@@ -13,14 +14,14 @@ use super::{utc_timestamp, JsonDecimal};
 pub struct PaymentStatusResponse {
     /// Session identifier.
     pub checkout_session_id: String,
-    /// State name: Pending, Processing, ChallengeRequired, Successful, Failed,
-    /// ApprovedTransaction, Expired, Cancelled or Voided.
-    #[schema(example = "Successful")]
+    /// The state's name.
+    #[schema(value_type = PaymentState)]
     pub state: String,
-    /// The state's numeric code (Failed = 2; see docs/states.md).
-    #[schema(example = 1)]
+    /// The state's numeric code (Failed = 2).
+    #[schema(value_type = PaymentStateCode)]
     pub state_code: i16,
     /// `IntegratedCheckout` or `PaymentLink`.
+    #[schema(value_type = SessionType)]
     pub session_type: String,
     /// The merchant reference.
     pub transaction_reference_number: String,
@@ -32,12 +33,16 @@ pub struct PaymentStatusResponse {
     #[schema(value_type = f64, example = 25.50)]
     pub total_transaction_amount: JsonDecimal,
     /// Currency.
+    #[schema(value_type = CurrencyCode)]
     pub currency_code: String,
     /// When the session was created (UTC).
+    #[schema(format = DateTime, example = "2026-11-23T11:30:00Z")]
     pub creation_date_time: String,
     /// When its state last changed (UTC).
+    #[schema(format = DateTime, example = "2026-11-23T11:32:10Z")]
     pub last_update_date_time: String,
     /// When it stops being payable (UTC).
+    #[schema(format = DateTime, example = "2026-11-23T12:00:00Z")]
     pub expiration_date_time: String,
     /// The amount captured (0 until captured; less than the total after a partial capture).
     #[schema(value_type = f64, example = 25.50)]

@@ -12,7 +12,7 @@ use crate::json_body::pascal_case_path;
 #[derive(Deserialize, Validate, ToSchema)]
 pub struct TokenRequest {
     /// Terminal client identifier.
-    #[garde(required, length(min = 1, max = 128))]
+    #[garde(required, length(chars, min = 1, max = 128))]
     #[schema(
         required = true,
         nullable = false,
@@ -22,7 +22,7 @@ pub struct TokenRequest {
     )]
     pub client_id: Option<String>,
     /// Client secret.
-    #[garde(required, length(min = 1, max = 256))]
+    #[garde(required, length(chars, min = 1, max = 256))]
     #[schema(required = true, nullable = false, min_length = 1, max_length = 256, format = Password)]
     pub client_secret: Option<String>,
 }

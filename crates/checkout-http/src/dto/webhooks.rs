@@ -5,24 +5,27 @@ use checkout_domain::ValidationErrors;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::schemas::{DeliveryStateName, EventTypeFilter, EventTypeName};
 use super::utc_timestamp;
 
 /// A new webhook endpoint.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookEndpointRequest {
-    /// Where to post events: `https`, to a public address (the sandbox also accepts `http` to
-    /// `localhost` or a loopback address).
+    /// Where to post events: `https`, with no fragment, to a host that resolves to public
+    /// addresses (the sandbox also accepts `http` and `localhost` or a loopback address).
     #[schema(
         required = true,
         nullable = false,
         max_length = 2048,
-        example = "https://merchant.example/webhooks"
+        format = "uri",
+        pattern = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?][^#\s]*)?$",
+        example = "http://localhost:9000/webhooks"
     )]
     pub url: Option<String>,
-    /// The event types to receive; absent or `["*"]`: every type, including types added
-    /// later.
-    #[schema(nullable = false, example = json!(["payment.succeeded", "payment.failed"]))]
+    /// The event types to receive (a repeat counts once); absent, or a list holding `"*"`: every type,
+    /// including types added later.
+    #[schema(value_type = Option<Vec<EventTypeFilter>>, min_items = 1, example = json!(["payment.succeeded", "payment.failed"]))]
     pub events: Option<Vec<String>>,
 }
 
@@ -50,8 +53,10 @@ pub struct WebhookEndpointResponse {
     /// Where events are posted.
     pub url: String,
     /// The event types it receives; `["*"]`: every type.
+    #[schema(value_type = Vec<EventTypeFilter>)]
     pub events: Vec<String>,
     /// When it was registered (UTC, ISO 8601).
+    #[schema(format = DateTime, example = "2026-11-23T11:30:00Z")]
     pub created_date_time: String,
 }
 
@@ -76,12 +81,14 @@ pub struct CreatedWebhookEndpointResponse {
     /// Where events are posted.
     pub url: String,
     /// The event types it receives; `["*"]`: every type.
+    #[schema(value_type = Vec<EventTypeFilter>)]
     pub events: Vec<String>,
     /// The signing secret (`whsec_` and base64), for a Standard Webhooks library. Shown only
     /// here: keep it.
     #[schema(example = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]
     pub secret: String,
     /// When it was registered (UTC, ISO 8601).
+    #[schema(format = DateTime, example = "2026-11-23T11:30:00Z")]
     pub created_date_time: String,
 }
 
@@ -95,6 +102,7 @@ pub struct RotatedSecretResponse {
     pub secret: String,
     /// Until when the previous secret still signs beside the new one (each delivery carries
     /// one signature per active secret).
+    #[schema(format = DateTime, example = "2026-11-23T11:30:00Z")]
     pub previous_secret_expires_date_time: String,
 }
 
@@ -103,6 +111,7 @@ pub struct RotatedSecretResponse {
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryAttemptBody {
     /// When it started (UTC, ISO 8601).
+    #[schema(format = DateTime, example = "2026-11-23T11:30:00Z")]
     pub attempted_date_time: String,
     /// How long it took, milliseconds.
     pub duration_ms: u32,
@@ -135,14 +144,17 @@ pub struct DeliveryBody {
     /// The event delivered: the `webhook-id` header of every attempt.
     pub event_id: String,
     /// The event's type.
+    #[schema(value_type = EventTypeName)]
     pub event_type: String,
     /// `pending` (another attempt is due), `delivered` (answered 2xx), `failed` (every
     /// attempt of the retry schedule failed) or `cancelled` (the endpoint was deleted).
-    #[schema(example = "delivered")]
+    #[schema(value_type = DeliveryStateName)]
     pub state: String,
     /// When the event was queued for the endpoint (UTC, ISO 8601).
+    #[schema(format = DateTime, example = "2026-11-23T11:30:00Z")]
     pub created_date_time: String,
     /// When the next attempt is due (pending deliveries only).
+    #[schema(format = DateTime, example = "2026-11-23T11:31:00Z")]
     pub next_attempt_date_time: Option<String>,
     /// True when asked for again with `POST /pay/api/events/{id}/redeliver`.
     pub redelivery: bool,

@@ -41,7 +41,7 @@ pub async fn challenge_page(
     if page.session.state != SessionState::ChallengeRequired {
         return show_state(pages, lang, &page.session, &page.merchant_name);
     }
-    let (secret, cookie) = browser_secret(&req);
+    let (secret, cookie) = browser_secret(pages, &req);
     let id = page.session.id.to_string();
     let view = ChallengeView {
         frame: Frame::new(lang, ""),

@@ -65,11 +65,13 @@ pub fn new_browser_secret() -> Option<String> {
     Some(URL_SAFE_NO_PAD.encode(bytes))
 }
 
-/// The cookie carrying `secret`: `Secure`, `HttpOnly`, `SameSite=Strict`, for `/pay` only.
-pub fn cookie(secret: &str) -> Cookie<'static> {
+/// The cookie carrying `secret`: `HttpOnly`, `SameSite=Strict`, for `/pay` only, and
+/// `Secure` when `secure` (the public base URL is https; a browser or HTTP client drops a
+/// `Secure` cookie over plain http, such as the sandbox's).
+pub fn cookie(secret: &str, secure: bool) -> Cookie<'static> {
     Cookie::build(COOKIE, secret.to_owned())
         .path("/pay")
-        .secure(true)
+        .secure(secure)
         .http_only(true)
         .same_site(SameSite::Strict)
         .finish()
@@ -78,6 +80,20 @@ pub fn cookie(secret: &str) -> Cookie<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cookie_is_secure_only_over_https() {
+        let https = cookie("s", true).to_string();
+        assert!(
+            https.contains("Secure") && https.contains("HttpOnly"),
+            "{https}"
+        );
+        let http = cookie("s", false).to_string();
+        assert!(
+            !http.contains("Secure") && http.contains("HttpOnly"),
+            "{http}"
+        );
+    }
 
     #[test]
     fn a_token_verifies_for_its_browser_and_session_only() {

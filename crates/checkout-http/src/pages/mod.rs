@@ -69,6 +69,11 @@ impl Pages {
         })
     }
 
+    /// Whether cookies are `Secure`: only when the public base URL is https.
+    pub fn cookies_secure(&self) -> bool {
+        self.public_base_url.starts_with("https://")
+    }
+
     /// The CSP of pages about `session`: forms may lead to the merchant's callback origins
     /// and the processor's.
     fn csp_for(&self, session: Option<&PaymentSession>) -> String {

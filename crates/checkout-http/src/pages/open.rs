@@ -121,7 +121,7 @@ pub fn pay_form(
     form: FormState,
 ) -> HttpResponse {
     let session = &page.session;
-    let (secret, cookie) = browser_secret(req);
+    let (secret, cookie) = browser_secret(pages, req);
     let id = session.id.to_string();
     // A form re-shown in a post's answer switches language on the session's own page.
     let base = if req.method() == actix_web::http::Method::GET {

@@ -27,12 +27,12 @@ pub async fn open_any(checkout: &Checkout, id: SessionId) -> Result<HostedPage, 
 }
 
 /// The browser's CSRF secret, and the cookie to set when it had none.
-pub fn browser_secret(req: &HttpRequest) -> (String, Option<Cookie<'static>>) {
+pub fn browser_secret(pages: &Pages, req: &HttpRequest) -> (String, Option<Cookie<'static>>) {
     match csrf::browser_secret(req) {
         Some(secret) => (secret, None),
         None => {
             let secret = csrf::new_browser_secret().unwrap_or_default();
-            let cookie = csrf::cookie(&secret);
+            let cookie = csrf::cookie(&secret, pages.cookies_secure());
             (secret, Some(cookie))
         }
     }

@@ -190,6 +190,14 @@ async fn each_invalid_field_is_named_with_its_rule() {
             ),
             json!({ "AdditionalCharges[0].ChargeCurrencyCode": ["AdditionalCharges[0].ChargeCurrencyCode must equal CurrencyCode (USD)."] }),
         ),
+        (
+            with(
+                base.clone(),
+                "items",
+                json!([{ "itemCode": "A", "quantity": 2.5, "description": "x", "amount": 1, "currencyCode": "USD" }]),
+            ),
+            json!({ "Items[0].Quantity": ["Items[0].Quantity has a value of the wrong type or format."] }),
+        ),
     ];
     for (body, errors) in cases {
         let reply = server.post(START, Some(&token), &body).await;
@@ -199,6 +207,25 @@ async fn each_invalid_field_is_named_with_its_rule() {
     // None of those refusals created anything: the reference is still free.
     let reply = server.post(START, Some(&token), &base).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
+}
+
+#[tokio::test]
+async fn a_whole_quantity_written_with_a_decimal_point_is_a_quantity() {
+    // JSON Schema's `integer` includes 3.0; generated clients may send it so.
+    let server = TestServer::sandbox("start-whole").await;
+    let token = server.token().await;
+    let body = with(
+        start_body("WHOLE-1"),
+        "items",
+        json!([{ "itemCode": "A", "quantity": 3.0, "description": "x", "amount": 1, "currencyCode": "USD" }]),
+    );
+    let reply = server.post(START, Some(&token), &body).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id = reply.body["checkoutSessionId"].as_str().unwrap();
+    let record = server
+        .get(&format!("/pay/api/payment/{id}"), Some(&token))
+        .await;
+    assert_eq!(record.body["state"], "Pending", "{}", record.body);
 }
 
 #[tokio::test]

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Generates a Python client (openapi-python-client) and a TypeScript one (openapi-typescript
+# types for openapi-fetch, type-checked by tsc) from the live sandbox's /openapi.json, and
+# runs the whole merchant flow with each (scripts/clients/flow.py and flow.ts: token,
+# start-payment, payment link, status, lookup by reference, cancel, events), with no
+# hand-written HTTP. Tools are cached in $HOME/.cache/hosted-checkout/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hosted-checkout/target}"
+cache="$HOME/.cache/hosted-checkout"
+venv="$cache/openapi-py-venv"
+./scripts/python-venv.sh "$venv" 'openapi-python-client==0.29.1' 'import openapi_python_client' >/dev/null
+./scripts/python-venv.sh "$venv" 'python-dateutil>=2.8,<3' 'import dateutil, httpx, attrs' >/dev/null
+bin="$(./scripts/openapi-node.sh)"
+
+cargo build --quiet -p checkout-server --bin checkout
+work="$(mktemp -d /tmp/hc-clients.XXXXXX)"
+secret="clients-$RANDOM$RANDOM"
+server_pid=""
+cleanup() {
+    if [[ -n "$server_pid" ]]; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+chmod 755 "$work"
+CHECKOUT__SERVER__PORT=0 CHECKOUT__DATA_DIR="$work/data" \
+CHECKOUT__SANDBOX__CLIENT_SECRET="$secret" RUST_LOG=warn \
+    "$CARGO_TARGET_DIR/debug/checkout" serve >"$work/out.log" 2>"$work/err.log" &
+server_pid=$!
+for _ in $(seq 1 150); do
+    if grep -q "listening on http://" "$work/out.log" 2>/dev/null; then break; fi
+    sleep 0.2
+done
+base=$(grep -o "listening on http://[0-9.:]*" "$work/out.log" | sed 's/listening on //')
+if [[ -z "$base" ]]; then
+    echo "the server did not start:" >&2
+    cat "$work/err.log" >&2
+    exit 1
+fi
+curl -sf "$base/openapi.json" -o "$work/openapi.json"
+
+echo "== openapi-python-client"
+echo 'post_hooks: []' >"$work/py.yaml"
+(cd "$work" && "$venv/bin/openapi-python-client" generate --path openapi.json --meta none \
+    --output-path pyclient --config py.yaml --fail-on-warning >/dev/null)
+cp scripts/clients/flow.py "$work/"
+"$venv/bin/python" "$work/flow.py" "$base" "$secret"
+
+echo "== openapi-typescript + openapi-fetch"
+mkdir -p "$work/ts"
+ln -s "$(dirname "$bin")" "$work/ts/node_modules"
+"$bin/openapi-typescript" "$work/openapi.json" -o "$work/ts/schema.d.ts" --silent
+cp scripts/clients/flow.ts "$work/ts/"
+(cd "$work/ts" && "$bin/tsc" --noEmit --strict --target es2022 --module nodenext \
+    --moduleResolution nodenext --types node --skipLibCheck flow.ts)
+(cd "$work/ts" && "$bin/tsx" flow.ts "$base" "$secret")
