@@ -8,9 +8,6 @@
 
 pub mod localstripe;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use checkout_domain::card::{CardDetails, CardInput};
 use checkout_domain::ports::{
     AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome,
@@ -21,20 +18,8 @@ use time::OffsetDateTime;
 /// The CVV used by every test card (chosen so that it appears in no error text by chance).
 pub const CVV: &str = "737";
 
-/// 16 bytes unique within the machine for this run.
-pub fn unique_bytes() -> [u8; 16] {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&nanos.to_be_bytes());
-    bytes[8..12].copy_from_slice(&std::process::id().to_be_bytes());
-    bytes[12..].copy_from_slice(&(n as u32).to_be_bytes());
-    bytes
-}
+/// 16 random bytes, different on every call (the domain's shared builder).
+pub use checkout_domain::testing::builders::random_bytes as unique_bytes;
 
 /// A card with `number`, expiring in three years, CVV `cvv`.
 pub fn card_with(number: &str, cvv: &str) -> CardDetails {
