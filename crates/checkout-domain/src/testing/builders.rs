@@ -12,7 +12,8 @@ use rust_decimal::Decimal;
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 
-use crate::card::CardBrand;
+use crate::card::{CardBrand, CardDetails};
+use crate::ports::{AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome};
 use crate::session::{
     AttemptState, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, Refund, RefundState,
     SessionKind, SessionState,
@@ -181,5 +182,126 @@ pub fn refund(session: &PaymentSession, value: &str, when: OffsetDateTime) -> Re
         svc_code: None,
         created_at: when,
         updated_at: when,
+    }
+}
+
+/// The CVV of every test card (chosen so that it appears in no error text by chance).
+pub const TEST_CVV: &str = "737";
+
+/// A valid card with `number`, expiring in three years, CVV [`TEST_CVV`].
+pub fn card(number: &str) -> CardDetails {
+    card_with(number, TEST_CVV)
+}
+
+/// A valid card with `number` and `cvv`, expiring in three years.
+pub fn card_with(number: &str, cvv: &str) -> CardDetails {
+    let now = OffsetDateTime::now_utc();
+    crate::card::CardInput {
+        cardholder_name: "Ada Lovelace".into(),
+        card_number: number.into(),
+        expiry: format!("12/{}", now.year() + 3),
+        cvv: cvv.into(),
+    }
+    .validate(now)
+    .unwrap_or_else(|errors| panic!("test card refused: {errors:?}"))
+}
+
+/// A card payment as the service sends it to a processor: everything an authorisation
+/// request borrows.
+pub struct Payment {
+    /// The attempt (its id is the idempotency key).
+    pub attempt: AttemptId,
+    /// The session paid.
+    pub session: SessionId,
+    /// The session's internal reference.
+    pub reference: InternalReference,
+    /// How much.
+    pub amount: Amount,
+    /// The card.
+    pub card: CardDetails,
+    /// Where the processor sends the payer back after a challenge.
+    pub return_url: String,
+    /// The payment-method reference `tokenize` gave (empty until then).
+    pub payment_method: String,
+}
+
+impl Payment {
+    /// A payment of 10.50 USD with `card`, under a fresh attempt.
+    pub fn new(card: CardDetails) -> Self {
+        Self::of(card, "10.50", "USD")
+    }
+
+    /// A payment of `value` `currency` with `card`, under a fresh attempt.
+    pub fn of(card: CardDetails, value: &str, currency: &str) -> Self {
+        let session = SessionId::from_random_bytes(random_bytes());
+        Payment {
+            attempt: AttemptId::from_random_bytes(random_bytes()),
+            session,
+            reference: InternalReference::from_random_bytes(random_bytes()),
+            amount: amount(value, currency),
+            card,
+            return_url: format!("https://checkout.test/pay/challenge/{session}/return"),
+            payment_method: String::new(),
+        }
+    }
+
+    /// A payment that already holds the payment-method reference `payment_method` (for
+    /// calling `authorize` alone).
+    pub fn with_payment_method(card: CardDetails, payment_method: &str) -> Self {
+        let mut payment = Self::new(card);
+        payment.payment_method = payment_method.to_owned();
+        payment
+    }
+
+    /// Hands the card to `processor` and keeps the payment-method reference it gives.
+    pub async fn tokenize<P: CardProcessor + ?Sized>(
+        &mut self,
+        processor: &P,
+    ) -> Result<String, ProcessorError> {
+        let reference = processor.tokenize(self.attempt, &self.card).await?;
+        self.payment_method.clone_from(&reference);
+        Ok(reference)
+    }
+
+    /// What the service does to pay: `tokenize`, then `authorize` with its reference. A
+    /// failed `tokenize` is returned as is, and no authorisation is asked for.
+    pub async fn pay<P: CardProcessor + ?Sized>(
+        &mut self,
+        processor: &P,
+    ) -> Result<ProcessorOutcome, ProcessorError> {
+        self.tokenize(processor).await?;
+        processor.authorize(self.request()).await
+    }
+
+    /// The request for this payment.
+    pub fn request(&self) -> AuthorizationRequest<'_> {
+        AuthorizationRequest {
+            attempt: self.attempt,
+            session: self.session,
+            internal_reference: &self.reference,
+            amount: self.amount,
+            payment_method: &self.payment_method,
+            return_url: &self.return_url,
+        }
+    }
+
+    /// Panics when `text` carries the card number or the CVV.
+    pub fn assert_no_card_data(&self, text: &str) {
+        let number = self.card.number.expose_digits();
+        assert!(!text.contains(number), "card number leaked: {text}");
+        assert!(
+            !text.contains(&number[number.len() - 8..]),
+            "part of the card number leaked: {text}"
+        );
+        assert!(
+            !text.contains(self.card.cvv.expose_digits()),
+            "CVV leaked: {text}"
+        );
+    }
+
+    /// Panics when the text of `error` (`Display` and `Debug`) carries card data.
+    pub fn assert_error_has_no_card_data(&self, error: &ProcessorError) {
+        self.assert_no_card_data(&error.to_string());
+        self.assert_no_card_data(&format!("{error:?}"));
     }
 }

@@ -9,6 +9,7 @@
 //! checkout_domain::session_repository_contract!(fresh_store().await);
 //! ```
 
+pub mod processor;
 pub mod sessions;
 
 /// Declares one `#[tokio::test]` per check of [`sessions`], each on a fresh store from
@@ -42,6 +43,34 @@ macro_rules! session_repository_contract {
             async fn $check() {
                 let (_guard, store) = $fresh;
                 $crate::testing::contract::sessions::$check(store).await;
+            }
+        )*
+    };
+}
+
+/// Declares one `#[tokio::test]` per check of [`processor`] (all of them, or the ones named
+/// after `;`), each on a processor from `$fresh` (an expression yielding
+/// `(guard, Arc<dyn CardProcessor>, Cards)`: the cards that make it answer each way).
+#[macro_export]
+macro_rules! card_processor_contract {
+    ($fresh:expr) => {
+        $crate::card_processor_contract!($fresh;
+            tokenize_gives_a_reference_without_card_data,
+            an_approved_card_is_approved_and_a_read_reports_it,
+            a_replayed_authorisation_answers_the_first_outcome,
+            a_declined_card_is_declined,
+            a_cancelled_challenge_is_confirmed_cancelled_every_time,
+            cancelling_a_captured_payment_answers_what_it_holds,
+            a_capture_and_its_replay_answer_the_amount_captured,
+            a_replayed_refund_answers_the_first_refund,
+        );
+    };
+    ($fresh:expr; $($check:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                let (_guard, processor, cards) = $fresh;
+                $crate::testing::contract::processor::$check(processor, cards).await;
             }
         )*
     };
