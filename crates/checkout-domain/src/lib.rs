@@ -6,6 +6,7 @@ pub mod error;
 pub mod events;
 pub mod ports;
 pub mod session;
+pub mod terminal;
 pub mod usecases;
 pub mod values;
 pub mod webhooks;

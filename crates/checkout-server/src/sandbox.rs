@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::auth::{OAuthClient, Role};
+use checkout_domain::terminal::Terminal;
 use checkout_domain::values::TerminalNumber;
 use checkout_postgres::PgStore;
 use serde::{Deserialize, Serialize};

@@ -4,12 +4,12 @@ use std::hash::{BuildHasher, Hasher};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use checkout_domain::auth::Terminal;
 use checkout_domain::card::CardBrand;
 use checkout_domain::session::{
     AttemptState, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, SessionKind,
     SessionState,
 };
+use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{
     Amount, AttemptId, CallbackUrl, Culture, Currency, DisplayText, Email, InternalReference,
     ItemCode, LineAmount, MerchantReference, SessionId, TerminalNumber,
