@@ -6,6 +6,7 @@ use checkout_domain::ValidationErrors;
 
 use crate::auth::Caller;
 use crate::dto::PaymentStatusResponse;
+use crate::openapi::responses::BearerErrors;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
@@ -55,8 +56,7 @@ fn reference_parameter(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     responses(
         (status = 200, description = "The caller's sessions with this reference, newest first (at most 100), each exactly as GET /pay/api/payment/{checkoutSessionId} shows it; `[]` when there is none", body = [PaymentStatusResponse]),
         (status = 400, description = "Missing or invalid transactionReferenceNumber (the errors name `TransactionReferenceNumber`)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
     )
 )]
 pub async fn payments_by_reference(
