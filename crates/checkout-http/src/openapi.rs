@@ -7,6 +7,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::api;
 use crate::dto;
+use crate::dto::patterns::Patterns;
 use crate::idempotency::IDEMPOTENCY_KEY_HEADER;
 use crate::problem::ProblemDetails;
 
@@ -75,7 +76,7 @@ use crate::problem::ProblemDetails;
         dto::schemas::EventTypeFilter,
         dto::schemas::DeliveryStateName,
     )),
-    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &OptionalBodies, &IdempotencyKeys, &SandboxServer),
+    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &Patterns, &OptionalBodies, &IdempotencyKeys, &SandboxServer),
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
