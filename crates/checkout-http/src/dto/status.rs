@@ -61,6 +61,7 @@ pub struct PaymentStatusResponse {
 #[serde(rename_all = "camelCase")]
 pub struct CardAttemptRecord {
     /// When the card was submitted (UTC).
+    #[schema(format = DateTime, example = "2026-11-23T11:31:05Z")]
     pub attempt_date_time: String,
     /// `visa`, `mastercard`, `amex`, `discover` or `other`.
     #[schema(example = "visa")]
