@@ -68,12 +68,11 @@ async fn malformed_json_and_token_shape_are_400() {
     let app = support::start().await;
     let token = app.token().await;
     let reply = app
-        .send(
-            TestRequest::post()
-                .uri("/pay/api/start-payment")
-                .insert_header(("Authorization", format!("Bearer {token}")))
-                .insert_header(("Content-Type", "application/json"))
-                .set_payload("{\"totalTransactionAmount\": "),
+        .post_raw(
+            "/pay/api/start-payment",
+            &token,
+            "application/json",
+            "{\"totalTransactionAmount\": ",
         )
         .await;
     assert_problem!("400_malformed_json", reply);
@@ -162,23 +161,16 @@ async fn bodies_too_large_or_not_json() {
     let app = support::start().await;
     let token = app.token().await;
     let reply = app
-        .send(
-            TestRequest::post()
-                .uri("/pay/api/start-payment")
-                .insert_header(("Authorization", format!("Bearer {token}")))
-                .insert_header(("Content-Type", "application/json"))
-                .set_payload(vec![b' '; MAX_BODY_BYTES + 1]),
+        .post_raw(
+            "/pay/api/start-payment",
+            &token,
+            "application/json",
+            vec![b' '; MAX_BODY_BYTES + 1],
         )
         .await;
     assert_problem!("413_body_too_large", reply);
     let reply = app
-        .send(
-            TestRequest::post()
-                .uri("/pay/api/start-payment")
-                .insert_header(("Authorization", format!("Bearer {token}")))
-                .insert_header(("Content-Type", "text/plain"))
-                .set_payload("{}"),
-        )
+        .post_raw("/pay/api/start-payment", &token, "text/plain", "{}")
         .await;
     assert_problem!("415_not_json", reply);
 }
@@ -330,4 +322,44 @@ async fn an_unexpected_error_is_an_opaque_500_and_an_unavailable_dependency_a_50
         .post_json("/pay/api/webhook-endpoints", &token, &create)
         .await;
     assert_problem!("503_dependency_unavailable", reply);
+}
+
+#[actix_web::test]
+async fn a_retry_while_the_first_request_runs_is_409() {
+    use checkout_domain::ports::{ClaimTimes, IdempotencyStore};
+    use checkout_domain::values::IdempotencyKey;
+
+    let app = support::start().await;
+    let token = app.token().await;
+    let body = serde_json::to_vec(&start_payment_body("ORDER-RUNNING")).expect("json");
+    // The first request with the key has claimed it and not answered yet.
+    let first = TestRequest::post()
+        .uri("/pay/api/start-payment")
+        .to_http_request();
+    let now = app.kit.clock.now_value();
+    app.kit
+        .idempotency
+        .claim(
+            &TerminalNumber::parse("T-1").expect("a terminal number"),
+            &IdempotencyKey::parse("key-running").expect("a key"),
+            &checkout_http::idempotency::fingerprint(&first, &body),
+            ClaimTimes {
+                now,
+                lease_until: now + time::Duration::minutes(1),
+                forget_before: now - time::Duration::hours(24),
+            },
+        )
+        .await
+        .expect("claimed");
+    let reply = app
+        .send(
+            TestRequest::post()
+                .uri("/pay/api/start-payment")
+                .insert_header(("Authorization", format!("Bearer {token}")))
+                .insert_header(("Idempotency-Key", "key-running"))
+                .insert_header(("Content-Type", "application/json"))
+                .set_payload(body),
+        )
+        .await;
+    assert_problem!("409_idempotency_key_in_progress", reply);
 }

@@ -286,13 +286,21 @@ where
     /// Creates an integrated checkout of USD 25.50 with reference `reference` and returns its
     /// session id.
     pub async fn start_payment(&self, token: &str, reference: &str) -> String {
-        let reply = self
-            .post_json(
-                "/pay/api/start-payment",
-                token,
-                &start_payment_body(reference),
-            )
-            .await;
+        let body = start_payment_body(reference);
+        self.create("/pay/api/start-payment", token, &body).await
+    }
+
+    /// Creates a payment link of USD 25.50 with reference `reference` and returns its
+    /// session id.
+    pub async fn payment_link(&self, token: &str, reference: &str) -> String {
+        let body = link_body(reference);
+        self.create("/pay/api/generate-payment-link", token, &body)
+            .await
+    }
+
+    /// Posts a create and returns the new session's id.
+    async fn create(&self, uri: &str, token: &str, body: &serde_json::Value) -> String {
+        let reply = self.post_json(uri, token, body).await;
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
         reply.json()["checkoutSessionId"]
             .as_str()
@@ -300,21 +308,22 @@ where
             .to_owned()
     }
 
-    /// Creates a payment link of USD 25.50 with reference `reference` and returns its
-    /// session id.
-    pub async fn payment_link(&self, token: &str, reference: &str) -> String {
-        let reply = self
-            .post_json(
-                "/pay/api/generate-payment-link",
-                token,
-                &link_body(reference),
-            )
-            .await;
-        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-        reply.json()["checkoutSessionId"]
-            .as_str()
-            .expect("an id")
-            .to_owned()
+    /// `POST` of raw `body` bytes of media type `content_type` to `uri` with `token`.
+    pub async fn post_raw(
+        &self,
+        uri: &str,
+        token: &str,
+        content_type: &str,
+        body: impl Into<Vec<u8>>,
+    ) -> Reply {
+        self.send(
+            test::TestRequest::post()
+                .uri(uri)
+                .insert_header(("Authorization", format!("Bearer {token}")))
+                .insert_header(("Content-Type", content_type.to_owned()))
+                .set_payload(body.into()),
+        )
+        .await
     }
 }
 
