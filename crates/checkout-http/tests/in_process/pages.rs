@@ -4,7 +4,6 @@
 
 use actix_web::http::StatusCode;
 use checkout_domain::ports::{ProcessorError, ProcessorOutcome};
-use checkout_domain::values::TerminalNumber;
 use serde_json::json;
 use time::Duration;
 
@@ -230,8 +229,7 @@ async fn error_pages() {
         assert_eq!(reply.status, StatusCode::FORBIDDEN);
         assert_page!(format!("error_csrf_{lg}"), reply);
 
-        let terminal = TerminalNumber::parse("T-1").expect("a terminal number");
-        app.kit.terminals.update(&terminal, |t| t.active = false);
+        app.deactivate_terminal();
         let reply = app.browse(&format!("/pay/link/{id}?lg={lg}"), "").await;
         assert_page!(format!("error_terminal_inactive_{lg}"), reply);
     }

@@ -176,34 +176,19 @@ async fn bodies_too_large_or_not_json() {
 }
 
 #[actix_web::test]
-async fn svc_001_duplicate_reference_names_the_session() {
+async fn creates_refused_with_svc_001_and_svc_005() {
     let app = support::start().await;
     let token = app.token().await;
+    let create = |reference: &'static str| {
+        let body = start_payment_body(reference);
+        let app = &app;
+        let token = &token;
+        async move { app.post_json("/pay/api/start-payment", token, &body).await }
+    };
     app.start_payment(&token, "ORDER-DUP").await;
-    let reply = app
-        .post_json(
-            "/pay/api/start-payment",
-            &token,
-            &start_payment_body("ORDER-DUP"),
-        )
-        .await;
-    assert_problem!("422_svc_001_duplicate_reference", reply);
-}
-
-#[actix_web::test]
-async fn svc_005_inactive_terminal() {
-    let app = support::start().await;
-    let token = app.token().await;
-    let terminal = TerminalNumber::parse("T-1").expect("a terminal number");
-    app.kit.terminals.update(&terminal, |t| t.active = false);
-    let reply = app
-        .post_json(
-            "/pay/api/start-payment",
-            &token,
-            &start_payment_body("ORDER-OFF"),
-        )
-        .await;
-    assert_problem!("422_svc_005_inactive_terminal", reply);
+    assert_problem!("422_svc_001_duplicate_reference", create("ORDER-DUP").await);
+    app.deactivate_terminal();
+    assert_problem!("422_svc_005_inactive_terminal", create("ORDER-OFF").await);
 }
 
 #[actix_web::test]

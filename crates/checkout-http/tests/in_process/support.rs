@@ -246,6 +246,12 @@ where
         }
     }
 
+    /// Deactivates terminal `T-1`.
+    pub fn deactivate_terminal(&self) {
+        let terminal = TerminalNumber::parse("T-1").expect("a terminal number");
+        self.kit.terminals.update(&terminal, |t| t.active = false);
+    }
+
     /// A bearer token of terminal `T-1`, from the token endpoint.
     pub async fn token(&self) -> String {
         let reply = self
