@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod card;
+pub mod environment;
 pub mod error;
 pub mod events;
 pub mod ports;
@@ -14,6 +15,7 @@ pub mod webhooks;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use environment::Environment;
 pub use error::{
     AuthFailure, CheckoutError, IdempotencyConflict, SvcCode, SvcSpec, ValidationErrors,
 };

@@ -7,25 +7,16 @@ use anyhow::{bail, Context};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-/// Which environment this server is: sandbox and production have separate keys, issuers and
-/// credentials, and a token of one is refused by the other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Environment {
-    /// Self-contained test environment (the default).
-    Sandbox,
-    /// Real money.
-    Production,
-}
+pub use checkout_domain::Environment;
 
-impl Environment {
-    /// `sandbox` or `production`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Environment::Sandbox => "sandbox",
-            Environment::Production => "production",
-        }
-    }
+/// Reads `sandbox` or `production`.
+fn environment<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Environment, D::Error> {
+    let name = String::deserialize(d)?;
+    Environment::parse(&name).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "unknown environment `{name}`, expected `sandbox` or `production`"
+        ))
+    })
 }
 
 /// The HTTP listener.
@@ -247,6 +238,7 @@ pub struct MetricsSettings {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Settings {
     /// Sandbox or production.
+    #[serde(deserialize_with = "environment")]
     pub environment: Environment,
     /// Folder for the sandbox database, keys and credentials.
     pub data_dir: PathBuf,
