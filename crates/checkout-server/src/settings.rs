@@ -19,6 +19,16 @@ fn environment<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Environment, D:
     })
 }
 
+/// Reads an optional absolute URL.
+fn optional_url<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<url::Url>, D::Error> {
+    Option::<String>::deserialize(d)?
+        .map(|text| {
+            url::Url::parse(&text)
+                .map_err(|e| serde::de::Error::custom(format!("`{text}` is not a URL: {e}")))
+        })
+        .transpose()
+}
+
 /// The HTTP listener.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ServerSettings {
@@ -109,8 +119,10 @@ pub enum ProcessorKind {
 pub struct ProcessorSettings {
     /// Adapter.
     pub kind: ProcessorKind,
-    /// Stripe API base URL.
-    pub stripe_base_url: Option<String>,
+    /// Stripe API base URL, parsed when the settings are read: a bad one is a configuration
+    /// error at start.
+    #[serde(deserialize_with = "optional_url")]
+    pub stripe_base_url: Option<url::Url>,
     /// Stripe secret key.
     pub stripe_api_key: Option<String>,
     /// Timeout of every processor call, milliseconds.
@@ -127,7 +139,10 @@ impl std::fmt::Debug for ProcessorSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProcessorSettings")
             .field("kind", &self.kind)
-            .field("stripe_base_url", &self.stripe_base_url)
+            .field(
+                "stripe_base_url",
+                &self.stripe_base_url.as_ref().map(url::Url::as_str),
+            )
             .field(
                 "stripe_api_key",
                 &self.stripe_api_key.as_ref().map(|_| "***"),
@@ -429,10 +444,9 @@ impl Settings {
         let mut origins: Vec<String> = self
             .processor
             .stripe_base_url
-            .as_deref()
-            .and_then(|u| url::Url::parse(u).ok())
-            .map(|u| vec![u.origin().ascii_serialization()])
-            .unwrap_or_default();
+            .iter()
+            .map(|u| u.origin().ascii_serialization())
+            .collect();
         let configured = self
             .processor
             .challenge_origins
@@ -549,5 +563,21 @@ mod tests {
     fn bad_values_are_refused() {
         assert!(Settings::from_sources(vars(&[("CHECKOUT__SERVER__PORT", "eighty")])).is_err());
         assert!(Settings::from_sources(vars(&[("CHECKOUT__ENVIRONMENT", "staging")])).is_err());
+    }
+
+    #[test]
+    fn the_stripe_url_is_parsed_once_when_read() {
+        let stripe = |url: &'static str| {
+            Settings::from_sources(vars(&[
+                ("CHECKOUT__PROCESSOR__KIND", "stripe"),
+                ("CHECKOUT__PROCESSOR__STRIPE_BASE_URL", url),
+                ("CHECKOUT__PROCESSOR__STRIPE_API_KEY", "sk_test_x"),
+            ]))
+        };
+        // A bad URL is an error at start, not an origin silently left out of the CSP.
+        let err = stripe("not a url").unwrap_err();
+        assert!(format!("{err:#}").contains("not a URL"), "{err:#}");
+        let s = stripe("http://127.0.0.1:8420/").unwrap();
+        assert_eq!(s.processor_origins()[0], "http://127.0.0.1:8420");
     }
 }

@@ -121,13 +121,14 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
             std::time::Duration::from_millis(settings.processor.sandbox_delay_ms),
         )),
         ProcessorKind::Stripe => {
-            let base = settings
+            // Present: `Settings::validate` requires it for the stripe processor.
+            let base_url = settings
                 .processor
                 .stripe_base_url
-                .as_deref()
-                .unwrap_or_default();
+                .clone()
+                .context("CHECKOUT__PROCESSOR__STRIPE_BASE_URL")?;
             Arc::new(StripeProcessor::new(StripeConfig {
-                base_url: Url::parse(base).context("CHECKOUT__PROCESSOR__STRIPE_BASE_URL")?,
+                base_url,
                 api_key: settings
                     .processor
                     .stripe_api_key
