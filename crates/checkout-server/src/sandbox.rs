@@ -119,7 +119,7 @@ pub async fn provision(settings: &Settings, store: &PgStore) -> anyhow::Result<S
         .or_else(|| read_saved(&legacy))
         .filter(|c| c.client_id == s.client_id && c.terminal_number == s.terminal_number);
     let secret = match (&s.client_secret, &saved) {
-        (Some(secret), _) => secret.clone(),
+        (Some(secret), _) => secrecy::ExposeSecret::expose_secret(secret).to_owned(),
         (None, Some(saved)) => saved.client_secret.clone(),
         (None, None) => checkout_identity::generate_secret().expose().to_owned(),
     };

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
+use secrecy::SecretString;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -46,9 +47,9 @@ pub struct ServerSettings {
 /// The database.
 #[derive(Debug, Clone, Deserialize)]
 pub struct DatabaseSettings {
-    /// A PostgreSQL URL; when absent in sandbox mode a private cluster is started under
-    /// `data_dir`.
-    pub url: Option<String>,
+    /// A PostgreSQL URL, which may hold a password (`Debug` prints a mask); when absent in
+    /// sandbox mode a private cluster is started under `data_dir`.
+    pub url: Option<SecretString>,
     /// Pool size.
     pub pool_size: usize,
     /// A PEM file of the CA certificates that sign the database server's certificate: with
@@ -115,7 +116,7 @@ pub enum ProcessorKind {
 }
 
 /// The card processor.
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct ProcessorSettings {
     /// Adapter.
     pub kind: ProcessorKind,
@@ -123,8 +124,8 @@ pub struct ProcessorSettings {
     /// error at start.
     #[serde(deserialize_with = "optional_url")]
     pub stripe_base_url: Option<url::Url>,
-    /// Stripe secret key.
-    pub stripe_api_key: Option<String>,
+    /// Stripe secret key (`Debug` prints a mask).
+    pub stripe_api_key: Option<SecretString>,
     /// Timeout of every processor call, milliseconds.
     pub timeout_ms: u64,
     /// Sandbox processor only: every call waits this long first, milliseconds (default 0).
@@ -135,27 +136,8 @@ pub struct ProcessorSettings {
     pub challenge_origins: Option<String>,
 }
 
-impl std::fmt::Debug for ProcessorSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProcessorSettings")
-            .field("kind", &self.kind)
-            .field(
-                "stripe_base_url",
-                &self.stripe_base_url.as_ref().map(url::Url::as_str),
-            )
-            .field(
-                "stripe_api_key",
-                &self.stripe_api_key.as_ref().map(|_| "***"),
-            )
-            .field("timeout_ms", &self.timeout_ms)
-            .field("sandbox_delay_ms", &self.sandbox_delay_ms)
-            .field("challenge_origins", &self.challenge_origins)
-            .finish()
-    }
-}
-
 /// The sandbox terminal and client provisioned at start in sandbox mode.
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct SandboxSettings {
     /// Terminal number.
     pub terminal_number: String,
@@ -163,18 +145,9 @@ pub struct SandboxSettings {
     pub merchant_name: String,
     /// OAuth client id.
     pub client_id: String,
-    /// OAuth client secret; generated once and kept in the data folder when absent.
-    pub client_secret: Option<String>,
-}
-
-impl std::fmt::Debug for SandboxSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SandboxSettings")
-            .field("terminal_number", &self.terminal_number)
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
-            .finish()
-    }
+    /// OAuth client secret; generated once and kept in the data folder when absent (`Debug`
+    /// prints a mask).
+    pub client_secret: Option<SecretString>,
 }
 
 /// Abuse limits.
@@ -528,8 +501,23 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(s.server.port, 0);
-        assert_eq!(s.database.url.as_deref(), Some("postgres://x@/db"));
-        assert_eq!(s.sandbox.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(
+            s.database
+                .url
+                .as_ref()
+                .map(secrecy::ExposeSecret::expose_secret),
+            Some("postgres://x@/db")
+        );
+        assert_eq!(
+            s.sandbox
+                .client_secret
+                .as_ref()
+                .map(secrecy::ExposeSecret::expose_secret),
+            Some("s3cret")
+        );
+        // Secrets never appear in the settings' Debug output.
+        assert!(!format!("{s:?}").contains("s3cret"));
+        assert!(!format!("{s:?}").contains("postgres://x@/db"));
     }
 
     #[test]

@@ -132,7 +132,8 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
                 api_key: settings
                     .processor
                     .stripe_api_key
-                    .clone()
+                    .as_ref()
+                    .map(|key| secrecy::ExposeSecret::expose_secret(key).to_owned())
                     .unwrap_or_default(),
                 timeout,
             })?)
