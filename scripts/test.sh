@@ -8,7 +8,7 @@
 # combinations of size, language and script instead of three.
 # The tests start their own private Postgres cluster, their own localstripe and their own webhook
 # receiver; nothing else needs to be running. Extra arguments go to `cargo nextest run` (for
-# example a test filter).
+# example a test filter). Snapshot tests never accept a new or changed snapshot here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hosted-checkout/target}"
@@ -48,4 +48,7 @@ echo "== axe-core (npm), for the page tests' accessibility scans" >&2
 ./scripts/axe.sh >/dev/null
 
 echo "== cargo nextest" >&2
+# A missing or changed insta snapshot fails its test and nothing is written: snapshots are
+# accepted by a person (`cargo insta review`), never by a run.
+export INSTA_UPDATE=no
 cargo nextest run --workspace --no-fail-fast "$@"

@@ -1,10 +1,10 @@
-//! Who is calling: client credentials, tokens, claims, roles, terminals.
+//! Who is calling: client credentials, tokens, claims, roles.
 
 use std::fmt;
 
 use time::OffsetDateTime;
 
-use crate::values::{CallbackHosts, MaxCardAttempts, TerminalNumber};
+use crate::values::TerminalNumber;
 
 /// A secret (client secret, bearer token) whose `Debug` prints a mask. Read it only on the
 /// line that uses it, through [`Secret::expose`].
@@ -104,21 +104,4 @@ pub struct OAuthClient {
     pub roles: Vec<Role>,
     /// Inactive clients get no tokens.
     pub active: bool,
-}
-
-/// A merchant's payment terminal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Terminal {
-    /// Its number.
-    pub number: TerminalNumber,
-    /// The merchant name shown on the hosted pages.
-    pub display_name: String,
-    /// Inactive terminals cannot create sessions (SVC_005).
-    pub active: bool,
-    /// The hosts its callback URLs may point to; `None`: any host the environment's
-    /// [`CallbackRule`](crate::values::CallbackRule) accepts.
-    pub callback_hosts: Option<CallbackHosts>,
-    /// How many cards may be declined on one session before it is Failed
-    /// (`maxCardAttempts`; 1, the default, is the spec's behaviour).
-    pub max_card_attempts: MaxCardAttempts,
 }

@@ -2,10 +2,12 @@
 
 pub mod auth;
 pub mod card;
+pub mod environment;
 pub mod error;
 pub mod events;
 pub mod ports;
 pub mod session;
+pub mod terminal;
 pub mod usecases;
 pub mod values;
 pub mod webhooks;
@@ -13,6 +15,7 @@ pub mod webhooks;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use environment::Environment;
 pub use error::{
     AuthFailure, CheckoutError, IdempotencyConflict, SvcCode, SvcSpec, ValidationErrors,
 };

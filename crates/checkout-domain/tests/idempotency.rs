@@ -8,11 +8,11 @@ mod support;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use checkout_domain::auth::Terminal;
 use checkout_domain::ports::{
     Claim, ClaimTimes, IdempotencyStore, SavedResponse, TerminalDirectory,
 };
 use checkout_domain::session::{PaymentSession, SessionRequest};
+use checkout_domain::terminal::Terminal;
 use checkout_domain::testing::{SequentialIds, TestKit};
 use checkout_domain::usecases::{IdempotentAnswer, IdempotentRequest, PaymentLink};
 use checkout_domain::values::{IdempotencyKey, RequestFingerprint, TerminalNumber};

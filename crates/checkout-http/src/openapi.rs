@@ -7,6 +7,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::api;
 use crate::dto;
+use crate::dto::patterns::Patterns;
 use crate::idempotency::IDEMPOTENCY_KEY_HEADER;
 use crate::problem::ProblemDetails;
 
@@ -77,7 +78,7 @@ use crate::problem::ProblemDetails;
         dto::schemas::CardAttemptOutcome,
         dto::schemas::DeliveryStateName,
     )),
-    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &OptionalBodies, &IdempotencyKeys, &SandboxServer),
+    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &Patterns, &OptionalBodies, &IdempotencyKeys, &SandboxServer),
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
@@ -231,4 +232,72 @@ impl Modify for SandboxServer {
 /// The document as a value.
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
+}
+
+/// The error answers that several operations document alike, each written once and listed by
+/// name in the operations' `responses(...)`.
+pub mod responses {
+    use crate::problem::ProblemDetails;
+
+    /// Every operation behind the bearer token: 401 and 500.
+    #[derive(utoipa::IntoResponses)]
+    pub enum BearerErrors {
+        /// The token is missing, expired, revoked or not the service's.
+        #[response(
+            status = 401,
+            description = "Missing or invalid bearer token",
+            content_type = "application/problem+json"
+        )]
+        Unauthorized(ProblemDetails),
+        /// An unexpected error, logged with the `instance`.
+        #[response(
+            status = 500,
+            description = "Unexpected error",
+            content_type = "application/problem+json"
+        )]
+        Unexpected(ProblemDetails),
+    }
+
+    /// Every operation that reads a JSON body: 413 and 415.
+    #[derive(utoipa::IntoResponses)]
+    pub enum JsonBodyErrors {
+        /// The body is larger than `max_body_bytes`.
+        #[response(
+            status = 413,
+            description = "Body larger than the configured limit (64 KiB by default)",
+            content_type = "application/problem+json"
+        )]
+        TooLarge(ProblemDetails),
+        /// The body is not `application/json`.
+        #[response(
+            status = 415,
+            description = "Body is not JSON",
+            content_type = "application/problem+json"
+        )]
+        NotJson(ProblemDetails),
+    }
+
+    /// Every operation on one of the caller's sessions: 404 SVC_007.
+    #[derive(utoipa::IntoResponses)]
+    pub enum SessionNotFound {
+        /// No such session, or another terminal's.
+        #[response(
+            status = 404,
+            description = "SVC_007 payment session not found (or another terminal's)",
+            content_type = "application/problem+json"
+        )]
+        NotFound(ProblemDetails),
+    }
+
+    /// Every operation that takes an `Idempotency-Key`: 409 while the first request runs.
+    #[derive(utoipa::IntoResponses)]
+    pub enum IdempotencyInProgress {
+        /// The first request with the key has not finished.
+        #[response(
+            status = 409,
+            description = "The first request with this Idempotency-Key is still running",
+            content_type = "application/problem+json"
+        )]
+        InProgress(ProblemDetails),
+    }
 }

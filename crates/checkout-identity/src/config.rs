@@ -1,33 +1,6 @@
 //! What the built-in provider is configured with: issuer, audience, environment, lifetime.
 
-use std::fmt;
-
-/// The environment a provider serves. Sandbox and production have separate keys and
-/// issuers, and every token names its environment in the `env` claim: a token of one is
-/// refused by the other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Environment {
-    /// The sandbox (test cards, sandbox credentials).
-    Sandbox,
-    /// Production.
-    Production,
-}
-
-impl Environment {
-    /// The `env` claim's value: `sandbox` or `production`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Environment::Sandbox => "sandbox",
-            Environment::Production => "production",
-        }
-    }
-}
-
-impl fmt::Display for Environment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use checkout_domain::Environment;
 
 /// Settings of [`BuiltinIdentity`](crate::BuiltinIdentity).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,8 @@ mod secrets;
 mod tokens;
 
 pub use cache::DEFAULT_TOKEN_CACHE_CAPACITY;
-pub use config::{Environment, IdentityConfig};
+pub use checkout_domain::Environment;
+pub use config::IdentityConfig;
 pub use files::{create_private_dir, private_file_options};
 pub use keys::{KeySet, SigningKey, VerifyingKey};
 pub use provider::BuiltinIdentity;

@@ -3,12 +3,13 @@
 //! refuse is reported as an error, never passed on.
 
 use anyhow::{anyhow, Context};
-use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::auth::{OAuthClient, Role};
 use checkout_domain::card::CardBrand;
 use checkout_domain::session::{
     AttemptState, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, Refund, RefundState,
     SessionKind, SessionMoney, SessionState,
 };
+use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{
     Amount, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, DisplayText, Email,
     InternalReference, ItemCode, LineAmount, MaxCardAttempts, MerchantReference, RefundId,

@@ -2,8 +2,8 @@
 
 use anyhow::Context;
 use async_trait::async_trait;
-use checkout_domain::auth::Terminal;
 use checkout_domain::ports::TerminalDirectory;
+use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{CallbackHosts, MaxCardAttempts, TerminalNumber};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;

@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use anyhow::bail;
-use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::auth::{OAuthClient, Role};
+use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{CallbackHosts, MaxCardAttempts, TerminalNumber};
 use checkout_domain::CheckoutError;
 use checkout_postgres::PgStore;

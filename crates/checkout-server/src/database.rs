@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use checkout_pg_cluster::LocalCluster;
+use secrecy::ExposeSecret;
 
 use crate::settings::{Environment, Settings};
 
@@ -10,9 +11,10 @@ use crate::settings::{Environment, Settings};
 /// `database.ca_file`, the URL asks for verified TLS (`sslmode=verify-full`) with that CA.
 pub async fn resolve(settings: &Settings) -> anyhow::Result<(String, Option<LocalCluster>)> {
     if let Some(url) = &settings.database.url {
+        let url = url.expose_secret();
         let url = match &settings.database.ca_file {
             Some(ca_file) => checkout_postgres::with_ca_file(url, ca_file),
-            None => url.clone(),
+            None => url.to_owned(),
         };
         return Ok((url, None));
     }

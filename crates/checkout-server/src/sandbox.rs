@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::auth::{OAuthClient, Role};
+use checkout_domain::terminal::Terminal;
 use checkout_domain::values::TerminalNumber;
 use checkout_postgres::PgStore;
 use serde::{Deserialize, Serialize};
@@ -118,7 +119,7 @@ pub async fn provision(settings: &Settings, store: &PgStore) -> anyhow::Result<S
         .or_else(|| read_saved(&legacy))
         .filter(|c| c.client_id == s.client_id && c.terminal_number == s.terminal_number);
     let secret = match (&s.client_secret, &saved) {
-        (Some(secret), _) => secret.clone(),
+        (Some(secret), _) => secrecy::ExposeSecret::expose_secret(secret).to_owned(),
         (None, Some(saved)) => saved.client_secret.clone(),
         (None, None) => checkout_identity::generate_secret().expose().to_owned(),
     };

@@ -4,28 +4,30 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
+use secrecy::SecretString;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-/// Which environment this server is: sandbox and production have separate keys, issuers and
-/// credentials, and a token of one is refused by the other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Environment {
-    /// Self-contained test environment (the default).
-    Sandbox,
-    /// Real money.
-    Production,
+pub use checkout_domain::Environment;
+
+/// Reads `sandbox` or `production`.
+fn environment<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Environment, D::Error> {
+    let name = String::deserialize(d)?;
+    Environment::parse(&name).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "unknown environment `{name}`, expected `sandbox` or `production`"
+        ))
+    })
 }
 
-impl Environment {
-    /// `sandbox` or `production`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Environment::Sandbox => "sandbox",
-            Environment::Production => "production",
-        }
-    }
+/// Reads an optional absolute URL.
+fn optional_url<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<url::Url>, D::Error> {
+    Option::<String>::deserialize(d)?
+        .map(|text| {
+            url::Url::parse(&text)
+                .map_err(|e| serde::de::Error::custom(format!("`{text}` is not a URL: {e}")))
+        })
+        .transpose()
 }
 
 /// The HTTP listener.
@@ -45,9 +47,9 @@ pub struct ServerSettings {
 /// The database.
 #[derive(Debug, Clone, Deserialize)]
 pub struct DatabaseSettings {
-    /// A PostgreSQL URL; when absent in sandbox mode a private cluster is started under
-    /// `data_dir`.
-    pub url: Option<String>,
+    /// A PostgreSQL URL, which may hold a password (`Debug` prints a mask); when absent in
+    /// sandbox mode a private cluster is started under `data_dir`.
+    pub url: Option<SecretString>,
     /// Pool size.
     pub pool_size: usize,
     /// A PEM file of the CA certificates that sign the database server's certificate: with
@@ -114,14 +116,16 @@ pub enum ProcessorKind {
 }
 
 /// The card processor.
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct ProcessorSettings {
     /// Adapter.
     pub kind: ProcessorKind,
-    /// Stripe API base URL.
-    pub stripe_base_url: Option<String>,
-    /// Stripe secret key.
-    pub stripe_api_key: Option<String>,
+    /// Stripe API base URL, parsed when the settings are read: a bad one is a configuration
+    /// error at start.
+    #[serde(deserialize_with = "optional_url")]
+    pub stripe_base_url: Option<url::Url>,
+    /// Stripe secret key (`Debug` prints a mask).
+    pub stripe_api_key: Option<SecretString>,
     /// Timeout of every processor call, milliseconds.
     pub timeout_ms: u64,
     /// Sandbox processor only: every call waits this long first, milliseconds (default 0).
@@ -132,24 +136,8 @@ pub struct ProcessorSettings {
     pub challenge_origins: Option<String>,
 }
 
-impl std::fmt::Debug for ProcessorSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProcessorSettings")
-            .field("kind", &self.kind)
-            .field("stripe_base_url", &self.stripe_base_url)
-            .field(
-                "stripe_api_key",
-                &self.stripe_api_key.as_ref().map(|_| "***"),
-            )
-            .field("timeout_ms", &self.timeout_ms)
-            .field("sandbox_delay_ms", &self.sandbox_delay_ms)
-            .field("challenge_origins", &self.challenge_origins)
-            .finish()
-    }
-}
-
 /// The sandbox terminal and client provisioned at start in sandbox mode.
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct SandboxSettings {
     /// Terminal number.
     pub terminal_number: String,
@@ -157,18 +145,9 @@ pub struct SandboxSettings {
     pub merchant_name: String,
     /// OAuth client id.
     pub client_id: String,
-    /// OAuth client secret; generated once and kept in the data folder when absent.
-    pub client_secret: Option<String>,
-}
-
-impl std::fmt::Debug for SandboxSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SandboxSettings")
-            .field("terminal_number", &self.terminal_number)
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
-            .finish()
-    }
+    /// OAuth client secret; generated once and kept in the data folder when absent (`Debug`
+    /// prints a mask).
+    pub client_secret: Option<SecretString>,
 }
 
 /// Abuse limits.
@@ -247,6 +226,7 @@ pub struct MetricsSettings {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Settings {
     /// Sandbox or production.
+    #[serde(deserialize_with = "environment")]
     pub environment: Environment,
     /// Folder for the sandbox database, keys and credentials.
     pub data_dir: PathBuf,
@@ -437,10 +417,9 @@ impl Settings {
         let mut origins: Vec<String> = self
             .processor
             .stripe_base_url
-            .as_deref()
-            .and_then(|u| url::Url::parse(u).ok())
-            .map(|u| vec![u.origin().ascii_serialization()])
-            .unwrap_or_default();
+            .iter()
+            .map(|u| u.origin().ascii_serialization())
+            .collect();
         let configured = self
             .processor
             .challenge_origins
@@ -522,8 +501,23 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(s.server.port, 0);
-        assert_eq!(s.database.url.as_deref(), Some("postgres://x@/db"));
-        assert_eq!(s.sandbox.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(
+            s.database
+                .url
+                .as_ref()
+                .map(secrecy::ExposeSecret::expose_secret),
+            Some("postgres://x@/db")
+        );
+        assert_eq!(
+            s.sandbox
+                .client_secret
+                .as_ref()
+                .map(secrecy::ExposeSecret::expose_secret),
+            Some("s3cret")
+        );
+        // Secrets never appear in the settings' Debug output.
+        assert!(!format!("{s:?}").contains("s3cret"));
+        assert!(!format!("{s:?}").contains("postgres://x@/db"));
     }
 
     #[test]
@@ -557,5 +551,21 @@ mod tests {
     fn bad_values_are_refused() {
         assert!(Settings::from_sources(vars(&[("CHECKOUT__SERVER__PORT", "eighty")])).is_err());
         assert!(Settings::from_sources(vars(&[("CHECKOUT__ENVIRONMENT", "staging")])).is_err());
+    }
+
+    #[test]
+    fn the_stripe_url_is_parsed_once_when_read() {
+        let stripe = |url: &'static str| {
+            Settings::from_sources(vars(&[
+                ("CHECKOUT__PROCESSOR__KIND", "stripe"),
+                ("CHECKOUT__PROCESSOR__STRIPE_BASE_URL", url),
+                ("CHECKOUT__PROCESSOR__STRIPE_API_KEY", "sk_test_x"),
+            ]))
+        };
+        // A bad URL is an error at start, not an origin silently left out of the CSP.
+        let err = stripe("not a url").unwrap_err();
+        assert!(format!("{err:#}").contains("not a URL"), "{err:#}");
+        let s = stripe("http://127.0.0.1:8420/").unwrap();
+        assert_eq!(s.processor_origins()[0], "http://127.0.0.1:8420");
     }
 }

@@ -43,13 +43,6 @@ fn derive_secret(key: &SigningKey, purpose: &str) -> [u8; 32] {
     out
 }
 
-fn identity_environment(env: Environment) -> checkout_identity::Environment {
-    match env {
-        Environment::Sandbox => checkout_identity::Environment::Sandbox,
-        Environment::Production => checkout_identity::Environment::Production,
-    }
-}
-
 /// The signing key: a sandbox makes its own on first start; production must be given one, so
 /// that a lost or mistyped path never silently rotates the key and invalidates every token.
 pub fn signing_key(settings: &Settings) -> anyhow::Result<SigningKey> {
@@ -70,10 +63,7 @@ pub fn wire_webhooks(
 ) -> anyhow::Result<Webhooks> {
     let vault = SecretBox::new(&derive_secret(key, "hosted-checkout webhook secrets v1"))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let policy = UrlPolicy::new(match settings.environment {
-        Environment::Sandbox => checkout_webhooks::Environment::Sandbox,
-        Environment::Production => checkout_webhooks::Environment::Production,
-    });
+    let policy = UrlPolicy::new(settings.environment);
     let timeout = std::time::Duration::from_millis(settings.webhooks.timeout_ms);
     let adapter = Arc::new(WebhookAdapter::new(
         WebhookSender::new(policy, timeout),
@@ -115,7 +105,7 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         IdentityConfig {
             issuer: settings.issuer(),
             audience: settings.identity.audience.clone(),
-            environment: identity_environment(settings.environment),
+            environment: settings.environment,
             token_lifetime: Duration::seconds(i64::from(settings.identity.token_lifetime_seconds)),
         },
         keys,
@@ -131,17 +121,19 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
             std::time::Duration::from_millis(settings.processor.sandbox_delay_ms),
         )),
         ProcessorKind::Stripe => {
-            let base = settings
+            // Present: `Settings::validate` requires it for the stripe processor.
+            let base_url = settings
                 .processor
                 .stripe_base_url
-                .as_deref()
-                .unwrap_or_default();
+                .clone()
+                .context("CHECKOUT__PROCESSOR__STRIPE_BASE_URL")?;
             Arc::new(StripeProcessor::new(StripeConfig {
-                base_url: Url::parse(base).context("CHECKOUT__PROCESSOR__STRIPE_BASE_URL")?,
+                base_url,
                 api_key: settings
                     .processor
                     .stripe_api_key
-                    .clone()
+                    .as_ref()
+                    .map(|key| secrecy::ExposeSecret::expose_secret(key).to_owned())
                     .unwrap_or_default(),
                 timeout,
             })?)

@@ -9,9 +9,8 @@ pub mod testing;
 pub mod url_policy;
 
 pub use adapter::WebhookAdapter;
+pub use checkout_domain::Environment;
 pub use secret_box::{SecretBox, SecretBoxError};
 pub use sender::{DeliveryError, DeliveryOutcome, DeliveryReport, WebhookSender};
 pub use signature::{InvalidSecret, RandomUnavailable, SignError, WebhookHeaders, WebhookSecret};
-pub use url_policy::{
-    AddressKind, CheckedTarget, Environment, Resolve, SystemResolver, UrlError, UrlPolicy,
-};
+pub use url_policy::{AddressKind, CheckedTarget, Resolve, SystemResolver, UrlError, UrlPolicy};

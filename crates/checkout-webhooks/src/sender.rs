@@ -323,7 +323,8 @@ fn excerpt(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::url_policy::{AddressKind, Environment, StaticResolver};
+    use crate::url_policy::{AddressKind, StaticResolver};
+    use checkout_domain::Environment;
     use std::net::IpAddr;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;

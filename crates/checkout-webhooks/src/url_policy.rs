@@ -11,17 +11,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use checkout_domain::Environment;
 use url::{Host, Url};
-
-/// Which rules apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Environment {
-    /// The sandbox: the production rules, and also plain `http` (or `https`) to a loopback host
-    /// (`localhost`, `127.0.0.0/8`, `[::1]`) for merchants developing on their own machine.
-    Sandbox,
-    /// Production: `https` to hosts whose every address is public.
-    Production,
-}
 
 /// What kind of address an IP address is, as far as webhooks care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use crate::auth::Terminal;
+use crate::terminal::Terminal;
 use crate::values::TerminalNumber;
 
 /// Looks up provisioned terminals.

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use rust_decimal::Decimal;
 use time::OffsetDateTime;
 
-use crate::auth::{OAuthClient, Role, Terminal};
+use crate::auth::{OAuthClient, Role};
 use crate::events::{EventCursor, EventType, PaymentEvent};
 use crate::ports::{
     AttemptChange, ClientStore, EventLog, InsertError, Recorded, Reservation, SessionRepository,
@@ -16,6 +16,7 @@ use crate::ports::{
 use crate::session::{
     AttemptState, CardAttempt, PaymentAttempt, PaymentSession, Refund, RefundState, SessionState,
 };
+use crate::terminal::Terminal;
 use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

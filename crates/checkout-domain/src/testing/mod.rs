@@ -20,7 +20,8 @@ use time::macros::datetime;
 use time::Duration;
 use url::Url;
 
-use crate::auth::{Claims, Role, Terminal};
+use crate::auth::{Claims, Role};
+use crate::terminal::Terminal;
 use crate::usecases::{Checkout, CheckoutPolicy, Ports};
 use crate::values::{MaxCardAttempts, TerminalNumber};
 

@@ -3,13 +3,14 @@
 use time::{Duration, OffsetDateTime};
 
 use super::Checkout;
-use crate::auth::{Claims, Terminal};
+use crate::auth::Claims;
 use crate::error::{CheckoutError, SvcCode, ValidationErrors};
 use crate::ports::InsertError;
 use crate::session::{
     Callbacks, NewSession, PaymentSession, SessionEvent, SessionFlow, SessionKind, SessionMoney,
     SessionRequest, SessionState,
 };
+use crate::terminal::Terminal;
 use crate::values::{CallbackHosts, TerminalNumber};
 
 /// How many times an insert is tried while the reference's holder keeps expiring or

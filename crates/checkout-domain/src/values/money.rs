@@ -41,23 +41,65 @@ fn at_scale(value: Decimal, currency: Currency) -> Result<Decimal, AmountError> 
     Ok(scaled)
 }
 
-/// A sum of money greater than zero, in a currency, with no more decimal places than the
-/// currency has (the value is kept at exactly the currency's scale: 10.5 USD is 10.50).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Amount {
-    value: Decimal,
-    currency: Currency,
+/// The lower bound of a [`Money`] value: what its constructor checks before the scale.
+pub trait MoneyBound: Clone + Copy + PartialEq + Eq + std::hash::Hash {
+    /// The name `Debug` prints.
+    const NAME: &'static str;
+    /// `Ok` when `value` is allowed.
+    fn check(value: Decimal) -> Result<(), AmountError>;
 }
 
-impl Amount {
-    /// Checks that `value` is greater than 0 and fits the currency's scale.
-    pub fn new(value: Decimal, currency: Currency) -> Result<Self, AmountError> {
+/// The bound of an [`Amount`]: greater than zero.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Positive;
+
+impl MoneyBound for Positive {
+    const NAME: &'static str = "Amount";
+    fn check(value: Decimal) -> Result<(), AmountError> {
         if value <= Decimal::ZERO {
             return Err(AmountError::NotPositive);
         }
-        Ok(Amount {
+        Ok(())
+    }
+}
+
+/// The bound of a [`LineAmount`]: zero or more.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NonNegative;
+
+impl MoneyBound for NonNegative {
+    const NAME: &'static str = "LineAmount";
+    fn check(value: Decimal) -> Result<(), AmountError> {
+        if value < Decimal::ZERO {
+            return Err(AmountError::Negative);
+        }
+        Ok(())
+    }
+}
+
+/// A sum of money in a currency, within bound `B`, with no more decimal places than the
+/// currency has (the value is kept at exactly the currency's scale: 10.5 USD is 10.50).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Money<B: MoneyBound> {
+    value: Decimal,
+    currency: Currency,
+    bound: std::marker::PhantomData<B>,
+}
+
+/// A sum of money greater than zero (a session's total, a capture, a refund).
+pub type Amount = Money<Positive>;
+
+/// A line amount (item price, additional charge): zero or more.
+pub type LineAmount = Money<NonNegative>;
+
+impl<B: MoneyBound> Money<B> {
+    /// Checks that `value` is within the bound and fits the currency's scale.
+    pub fn new(value: Decimal, currency: Currency) -> Result<Self, AmountError> {
+        B::check(value)?;
+        Ok(Money {
             value: at_scale(value, currency)?,
             currency,
+            bound: std::marker::PhantomData,
         })
     }
 
@@ -72,50 +114,14 @@ impl Amount {
     }
 }
 
-impl fmt::Display for Amount {
+impl<B: MoneyBound> fmt::Display for Money<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.value, self.currency)
     }
 }
 
-impl fmt::Debug for Amount {
+impl<B: MoneyBound> fmt::Debug for Money<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Amount({self})")
-    }
-}
-
-/// A line amount (item price, additional charge): zero or more, at the currency's scale.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct LineAmount {
-    value: Decimal,
-    currency: Currency,
-}
-
-impl LineAmount {
-    /// Checks that `value` is not negative and fits the currency's scale.
-    pub fn new(value: Decimal, currency: Currency) -> Result<Self, AmountError> {
-        if value < Decimal::ZERO {
-            return Err(AmountError::Negative);
-        }
-        Ok(LineAmount {
-            value: at_scale(value, currency)?,
-            currency,
-        })
-    }
-
-    /// The value, at the currency's scale.
-    pub fn value(&self) -> Decimal {
-        self.value
-    }
-
-    /// The currency.
-    pub fn currency(&self) -> Currency {
-        self.currency
-    }
-}
-
-impl fmt::Debug for LineAmount {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "LineAmount({} {})", self.value, self.currency)
+        write!(f, "{}({self})", B::NAME)
     }
 }

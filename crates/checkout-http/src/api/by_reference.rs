@@ -6,6 +6,7 @@ use checkout_domain::ValidationErrors;
 
 use crate::auth::Caller;
 use crate::dto::PaymentStatusResponse;
+use crate::openapi::responses::BearerErrors;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
@@ -48,15 +49,14 @@ fn reference_parameter(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     tag = "Payments",
     security(("bearer" = [])),
     params(
-        ("transactionReferenceNumber" = String, Query, min_length = 1, max_length = 64, pattern = "^[ -~]*[!-~][ -~]*$", example = "ORDER-1001",
+        ("transactionReferenceNumber" = String, Query, min_length = 1, max_length = 64, example = "ORDER-1001",
          description = "The merchant reference: 1 to 64 printable ASCII characters, as given when the session was created"),
         ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
     ),
     responses(
         (status = 200, description = "The caller's sessions with this reference, newest first (at most 100), each exactly as GET /pay/api/payment/{checkoutSessionId} shows it; `[]` when there is none", body = [PaymentStatusResponse]),
         (status = 400, description = "Missing or invalid transactionReferenceNumber (the errors name `TransactionReferenceNumber`)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
     )
 )]
 pub async fn payments_by_reference(

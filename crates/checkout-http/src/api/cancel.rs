@@ -6,6 +6,7 @@ use actix_web::{web, HttpResponse};
 use super::status::session_id;
 use crate::auth::Caller;
 use crate::dto::PaymentStatusResponse;
+use crate::openapi::responses::{BearerErrors, SessionNotFound};
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
@@ -25,10 +26,8 @@ use crate::AppState;
     ),
     responses(
         (status = 200, description = "Cancelled: the status record, state Cancelled (7)", body = PaymentStatusResponse),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 404, description = "SVC_007 payment session not found (or another terminal's)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 422, description = "SVC_008 the session is paid, finished or being processed, and nothing changed (the detail names its state); SVC_003 the processor did not confirm the cancel of a challenge's authorisation, and nothing changed", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors, SessionNotFound,
     )
 )]
 pub async fn cancel_payment(

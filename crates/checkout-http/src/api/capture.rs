@@ -7,6 +7,7 @@ use super::status::session_id;
 use crate::auth::Caller;
 use crate::dto::{AmountRequest, PaymentStatusResponse, ReversalResponse};
 use crate::json_body::OptionalJsonBody;
+use crate::openapi::responses::{BearerErrors, SessionNotFound};
 use crate::problem::{ApiError, ProblemDetails};
 use crate::{request_context, AppState};
 
@@ -27,10 +28,8 @@ use crate::{request_context, AppState};
     responses(
         (status = 200, description = "Captured: the status record, state Successful, with `capturedAmount`", body = PaymentStatusResponse),
         (status = 400, description = "Validation failed (the errors name `Amount`)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 404, description = "SVC_007 payment session not found (or another terminal's)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 422, description = "SVC_008 not an authorisation held without capture (never authorised, or already captured); SVC_011 an amount above the authorised one; SVC_004 the processor refused (nothing captured); SVC_003 the processor's answer was lost (send the same request again)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors, SessionNotFound,
     )
 )]
 pub async fn capture_payment(
@@ -67,10 +66,8 @@ pub async fn capture_payment(
     ),
     responses(
         (status = 200, description = "SVC_010 reversal completed: the session is Voided", body = ReversalResponse),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 404, description = "SVC_007 payment session not found (or another terminal's)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 422, description = "SVC_011 the payment is captured (settled): refund it instead; SVC_008 no authorisation to void; SVC_009 the processor did not confirm the void (nothing changed)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors, SessionNotFound,
     )
 )]
 pub async fn void_payment(

@@ -7,6 +7,7 @@ use checkout_domain::ValidationErrors;
 
 use crate::auth::Caller;
 use crate::dto::{EventBody, EventPageResponse, RedeliveryResponse};
+use crate::openapi::responses::BearerErrors;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
@@ -51,8 +52,7 @@ fn single<'a>(
     responses(
         (status = 200, description = "A page of events", body = EventPageResponse),
         (status = 400, description = "A bad `after` or `limit` (named in `errors`)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
     )
 )]
 pub async fn list_events(
@@ -118,9 +118,8 @@ pub async fn list_events(
     params(("id" = String, Path, description = "The event id", example = "6d0e1d7c-5a1f-4c3e-9f7a-2b8d1e0c4a55")),
     responses(
         (status = 202, description = "Queued, due now", body = RedeliveryResponse),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such event of the caller's terminal", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
     )
 )]
 pub async fn redeliver_event(

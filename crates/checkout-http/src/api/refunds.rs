@@ -10,6 +10,7 @@ use crate::auth::Caller;
 use crate::dto::{RefundListResponse, RefundRequest, ReversalResponse};
 use crate::idempotency::{self, IdempotencyKeyHeader};
 use crate::json_body::JsonBodyWithBytes;
+use crate::openapi::responses::{BearerErrors, IdempotencyInProgress, SessionNotFound};
 use crate::problem::{ApiError, ProblemDetails};
 use crate::{request_context, AppState};
 
@@ -46,13 +47,10 @@ fn done(state: &AppState, done: &RefundDone) -> ReversalResponse {
         (status = 200, description = "SVC_010 reversal completed: the refund (Succeeded) and the status record with its `refundedAmount`", body = ReversalResponse,
          headers(("Idempotent-Replayed" = String, description = "`true` on a replay of the first response to the Idempotency-Key"))),
         (status = 400, description = "Validation failed (the errors name `Amount` or `Idempotency-Key`)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 404, description = "SVC_007 payment session not found (or another terminal's)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 409, description = "The first request with this Idempotency-Key is still running", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 413, description = "Body larger than the configured limit", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 415, description = "Body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 422, description = "SVC_008 nothing captured to refund; SVC_011 above what can still be refunded; SVC_009 the processor refused (nothing refunded) or its answer was lost (the refund is listed as Unknown, not counted as refunded); an Idempotency-Key already used with another request", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors, SessionNotFound, IdempotencyInProgress,
     )
 )]
 pub async fn create_refund(
@@ -102,9 +100,7 @@ pub async fn create_refund(
     ),
     responses(
         (status = 200, description = "The refunds, oldest first (`[]` when there is none)", body = RefundListResponse),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 404, description = "SVC_007 payment session not found (or another terminal's)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors, SessionNotFound,
     )
 )]
 pub async fn list_refunds(

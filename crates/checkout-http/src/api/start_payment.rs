@@ -8,6 +8,7 @@ use crate::auth::Caller;
 use crate::dto::{StartPaymentRequest, StartPaymentResponse};
 use crate::idempotency::{self, IdempotencyKeyHeader};
 use crate::json_body::JsonBodyWithBytes;
+use crate::openapi::responses::{BearerErrors, IdempotencyInProgress, JsonBodyErrors};
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
@@ -34,12 +35,8 @@ use crate::AppState;
         (status = 200, description = "Session created (or, with `Idempotent-Replayed: true`, the first response to this Idempotency-Key)", body = StartPaymentResponse,
          headers(("Idempotent-Replayed" = String, description = "`true` when the response is a replay of the first response to the Idempotency-Key; absent otherwise"))),
         (status = 400, description = "Validation failed (the errors may name `Idempotency-Key`)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 409, description = "The first request with this Idempotency-Key is still running", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 413, description = "Body larger than the configured limit (64 KiB by default)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 415, description = "Body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 422, description = "SVC_001 duplicate reference (the body names the session holding it in `checkoutSessionId`), SVC_005 terminal not registered, or an Idempotency-Key already used with another request (`type` https://tools.ietf.org/html/rfc4918#section-11.2)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors, JsonBodyErrors, IdempotencyInProgress,
     )
 )]
 pub async fn start_payment(

@@ -6,6 +6,7 @@ use checkout_domain::{CheckoutError, SvcCode};
 
 use crate::auth::Caller;
 use crate::dto::PaymentStatusResponse;
+use crate::openapi::responses::BearerErrors;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
@@ -32,9 +33,8 @@ pub fn session_id(path: &str) -> Result<SessionId, ApiError> {
     ),
     responses(
         (status = 200, description = "The payment status record", body = PaymentStatusResponse),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "SVC_007 payment session not found", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
     )
 )]
 pub async fn payment_status(

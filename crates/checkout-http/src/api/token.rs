@@ -7,6 +7,7 @@ use checkout_domain::CheckoutError;
 
 use crate::dto::{TokenRequest, TokenResponse};
 use crate::json_body::JsonBody;
+use crate::openapi::responses::JsonBodyErrors;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::rate_limit::AuthLimits;
 use crate::AppState;
@@ -26,9 +27,8 @@ use crate::AppState;
         (status = 200, description = "Token issued", body = TokenResponse),
         (status = 400, description = "Missing or invalid fields", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 401, description = "Invalid credentials", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 413, description = "Body larger than the configured limit (64 KiB by default)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 415, description = "Body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 429, description = "Too many token requests from this client or address; see Retry-After", body = ProblemDetails, content_type = "application/problem+json"),
+        JsonBodyErrors,
     )
 )]
 pub async fn issue_token(

@@ -11,6 +11,7 @@ use crate::dto::{
     WebhookEndpointResponse,
 };
 use crate::json_body::JsonBody;
+use crate::openapi::responses::{BearerErrors, JsonBodyErrors};
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
 
@@ -37,10 +38,7 @@ fn endpoint_id(raw: &str) -> Result<Uuid, ApiError> {
     responses(
         (status = 201, description = "The endpoint, with its secret", body = CreatedWebhookEndpointResponse),
         (status = 400, description = "A bad `Url` (not absolute, not https in production, a private address) or `Events`", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 413, description = "Body larger than the configured limit (64 KiB by default)", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 415, description = "Body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors, JsonBodyErrors,
     )
 )]
 pub async fn create_endpoint(
@@ -76,8 +74,7 @@ pub async fn create_endpoint(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The endpoints", body = [WebhookEndpointResponse], example = json!([{"id": "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77", "url": "https://merchant.example/webhooks", "events": ["*"], "createdDateTime": "2026-11-23T11:30:00Z"}])),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
     )
 )]
 pub async fn list_endpoints(
@@ -104,9 +101,8 @@ pub async fn list_endpoints(
     params(("id" = String, Path, description = "The endpoint id", example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such endpoint of the caller's terminal", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
     )
 )]
 pub async fn delete_endpoint(
@@ -135,9 +131,8 @@ pub async fn delete_endpoint(
     params(("id" = String, Path, description = "The endpoint id", example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77")),
     responses(
         (status = 200, description = "The new secret", body = RotatedSecretResponse),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such endpoint of the caller's terminal", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
     )
 )]
 pub async fn rotate_secret(
@@ -169,9 +164,8 @@ pub async fn rotate_secret(
     params(("id" = String, Path, description = "The endpoint id", example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77")),
     responses(
         (status = 200, description = "The deliveries", body = [DeliveryBody]),
-        (status = 401, description = "Missing or invalid bearer token", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such endpoint of the caller's terminal", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 500, description = "Unexpected error", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
     )
 )]
 pub async fn list_deliveries(

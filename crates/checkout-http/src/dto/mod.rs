@@ -3,6 +3,7 @@
 
 mod decimal;
 mod events;
+pub mod patterns;
 mod reversal;
 pub mod schemas;
 mod session;

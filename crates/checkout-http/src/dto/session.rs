@@ -28,12 +28,7 @@ fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64
 #[serde(rename_all = "camelCase")]
 pub struct AdditionalChargeDto {
     /// Charge name.
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
-        example = "Shipping"
-    )]
+    #[schema(min_length = 1, max_length = 255, example = "Shipping")]
     pub charge_name: Option<String>,
     /// Charge amount, 0 or more, with no more decimal places than the currency's minor units.
     #[schema(value_type = f64, required = true, nullable = false, minimum = 0, exclusive_maximum = 10000000000000.0, example = 5.00)]
@@ -48,24 +43,14 @@ pub struct AdditionalChargeDto {
 #[serde(rename_all = "camelCase")]
 pub struct ItemDto {
     /// Merchant item code.
-    #[schema(
-        min_length = 1,
-        max_length = 64,
-        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
-        example = "SKU-1"
-    )]
+    #[schema(min_length = 1, max_length = 64, example = "SKU-1")]
     pub item_code: Option<String>,
     /// Quantity, at least 1.
     #[schema(value_type = i64, required = true, nullable = false, minimum = 1, maximum = 1000000, example = 1)]
     #[serde(default, deserialize_with = "whole_number")]
     pub quantity: Option<i64>,
     /// Description.
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
-        example = "Blue mug"
-    )]
+    #[schema(min_length = 1, max_length = 255, example = "Blue mug")]
     pub description: Option<String>,
     /// Unit amount, 0 or more, with no more decimal places than the currency's minor units.
     #[schema(value_type = f64, required = true, nullable = false, minimum = 0, exclusive_maximum = 10000000000000.0, example = 20.00)]
@@ -114,13 +99,13 @@ macro_rules! session_request {
             #[schema(required = true, nullable = false, value_type = CurrencyCode, example = "USD")]
             pub currency_code: Option<String>,
             /// The terminal; when omitted it is resolved from the token's client_id.
-            #[schema(pattern = "^([A-Za-z0-9_-]{1,32})?$", example = "SANDBOX-001")]
+            #[schema(example = "SANDBOX-001")]
             pub terminal_number: Option<String>,
             /// Merchant reference, unique per terminal for a new session.
-            #[schema(required = true, nullable = false, min_length = 1, max_length = 64, pattern = "^[ -~]*[!-~][ -~]*$", example = "ORDER-1001")]
+            #[schema(required = true, nullable = false, min_length = 1, max_length = 64, example = "ORDER-1001")]
             pub transaction_reference_number: Option<String>,
             /// Purchase description, shown on the page.
-            #[schema(required = $req, nullable = $nullable, min_length = 1, max_length = 255, pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$", example = "Order 1001")]
+            #[schema(required = $req, nullable = $nullable, min_length = 1, max_length = 255, example = "Order 1001")]
             pub general_purchase_description: Option<String>,
             /// Payer email.
             #[schema(required = $req, nullable = $nullable, format = Email, max_length = 254, example = "payer@example.com")]
@@ -167,13 +152,13 @@ session_request!(
     /// POST /pay/api/start-payment body.
     StartPaymentRequest {
         /// URL the payer is redirected to after a successful payment.
-        #[schema(required = true, nullable = false, format = "uri", max_length = 2048, pattern = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?#]\S*)?$", example = "https://merchant.example/ok")]
+        #[schema(required = true, nullable = false, format = "uri", max_length = 2048, example = "https://merchant.example/ok")]
         pub callback_success_url: Option<String>,
         /// URL the payer is redirected to after a failed payment.
-        #[schema(required = true, nullable = false, format = "uri", max_length = 2048, pattern = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?#]\S*)?$", example = "https://merchant.example/fail")]
+        #[schema(required = true, nullable = false, format = "uri", max_length = 2048, example = "https://merchant.example/fail")]
         pub callback_fail_url: Option<String>,
         /// URL the payer is redirected to on cancel or back.
-        #[schema(format = "uri", max_length = 2048, pattern = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?#]\S*)?$", example = "https://merchant.example/cart")]
+        #[schema(format = "uri", max_length = 2048, example = "https://merchant.example/cart")]
         pub callback_back_url: Option<String>,
     } required_for_link = false, nullable_for_link = true
 );

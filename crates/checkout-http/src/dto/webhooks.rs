@@ -19,7 +19,6 @@ pub struct WebhookEndpointRequest {
         nullable = false,
         max_length = 2048,
         format = "uri",
-        pattern = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?][^#\s]*)?$",
         example = "http://localhost:9000/webhooks"
     )]
     pub url: Option<String>,

@@ -6,11 +6,12 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::usecases::PaymentResult;
 use checkout_domain::SvcCode;
 
+use super::browser::{accept_language, csrf_ok};
+use super::error_page::{csrf_refused, error_page};
 use super::form::{self, ActionForm};
 use super::i18n::Lang;
-use super::outcome::{
-    accept_language, context_of, csrf_ok, csrf_refused, error_page, go_to_state, session_id,
-};
+use super::load::{context_of, session_id};
+use super::navigate::go_to_state;
 use super::render::{self, ErrorView};
 use crate::AppState;
 

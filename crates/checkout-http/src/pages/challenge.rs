@@ -7,13 +7,13 @@ use checkout_domain::session::SessionState;
 use checkout_domain::usecases::{HostedPage, PaymentOutcome};
 use checkout_domain::{CheckoutError, SvcCode};
 
+use super::browser::{accept_language, browser_secret, csrf_ok, with_cookie};
+use super::error_page::{csrf_refused, error_page};
 use super::form::{self, ActionForm, LangQuery};
 use super::i18n::Lang;
-use super::outcome::{
-    accept_language, after_step, browser_secret, context_of, csrf_ok, csrf_refused, error_page,
-    open_any, session_id, show_state, with_cookie,
-};
-use super::render::{self, ChallengeView, ErrorView, Frame, PurchaseView};
+use super::load::{context_of, open_any, session_id};
+use super::navigate::{after_step, show_state};
+use super::render::{self, ChallengeView, Frame, PurchaseView};
 use crate::AppState;
 
 /// GET /pay/challenge/{id}: the sandbox challenge page (only with the sandbox processor).
@@ -118,16 +118,5 @@ fn show_answer(
 }
 
 fn not_here(state: &AppState, lang: Lang) -> HttpResponse {
-    render::html(
-        &state.pages.tera,
-        StatusCode::NOT_FOUND,
-        "error.html",
-        &ErrorView::new(
-            lang,
-            "",
-            SvcCode::Svc002.spec().code,
-            lang.texts().session_missing,
-        ),
-        &state.pages.csp_for(None),
-    )
+    error_page(&state.pages, lang, &CheckoutError::svc(SvcCode::Svc002))
 }

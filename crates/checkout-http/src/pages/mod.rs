@@ -7,12 +7,15 @@ pub mod csrf;
 pub mod i18n;
 pub mod render;
 
+mod browser;
 mod cancel;
 mod challenge;
+mod error_page;
 mod form;
+mod load;
 mod money;
+mod navigate;
 mod open;
-mod outcome;
 mod process;
 
 use actix_web::{web, HttpResponse};

@@ -5,12 +5,12 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::session::SessionFlow;
 use checkout_domain::usecases::HostedPage;
 
+use super::browser::{accept_language, browser_secret, with_cookie};
+use super::error_page::error_page_about;
 use super::form::LangQuery;
 use super::i18n::Lang;
-use super::outcome::{
-    accept_language, browser_secret, context_of, error_page_about, session_id, show_state,
-    with_cookie,
-};
+use super::load::{context_of, session_id};
+use super::navigate::show_state;
 use super::render::{self, Banner, Frame, PayView, PurchaseView, SummaryItem};
 use super::Pages;
 use crate::AppState;

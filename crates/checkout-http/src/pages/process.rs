@@ -12,14 +12,14 @@ use checkout_domain::values::SessionId;
 use checkout_domain::{CheckoutError, SvcCode};
 use time::OffsetDateTime;
 
+use super::browser::{accept_language, csrf_ok};
+use super::error_page::{csrf_refused, error_page, error_page_about};
 use super::form::{self, PaymentForm};
 use super::i18n::Lang;
+use super::load::{context_of, open_any, session_id};
+use super::navigate::{after_step, go_to_state, see_other};
 use super::open::pay_form;
 use super::open::FormState;
-use super::outcome::{
-    accept_language, after_step, context_of, csrf_ok, csrf_refused, error_page, error_page_about,
-    go_to_state, open_any, see_other, session_id,
-};
 use super::render::{self, Banner, SummaryItem};
 use crate::AppState;
 

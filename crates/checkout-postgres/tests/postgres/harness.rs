@@ -1,7 +1,7 @@
 //! The schema, the migrations and the test harness itself.
 
-use checkout_domain::auth::Terminal;
 use checkout_domain::ports::TerminalDirectory;
+use checkout_domain::terminal::Terminal;
 use checkout_postgres::{run_migrations, MIGRATIONS_FINGERPRINT};
 use checkout_test_db::{template_name, with_database, TestDatabase};
 use diesel::sql_types::{Bool, Text};

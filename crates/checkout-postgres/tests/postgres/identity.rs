@@ -1,8 +1,9 @@
 //! Terminals (`TerminalDirectory` and operator methods) and OAuth clients (`ClientStore` and
 //! operator methods) on PostgreSQL.
 
-use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::auth::{OAuthClient, Role};
 use checkout_domain::ports::{ClientStore, TerminalDirectory};
+use checkout_domain::terminal::Terminal;
 use checkout_domain::values::CallbackHosts;
 use checkout_test_db::TestDatabase;
 

@@ -2,7 +2,7 @@
 
 pub use checkout_domain::testing::builders::*;
 
-use checkout_domain::auth::Terminal;
+use checkout_domain::terminal::Terminal;
 use checkout_postgres::PgStore;
 use checkout_test_db::TestDatabase;
 

@@ -20,10 +20,10 @@
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
-use checkout_domain::auth::Terminal;
 use checkout_domain::card::CardInput;
 use checkout_domain::ports::{CardProcessor, SessionRepository};
 use checkout_domain::session::{AttemptState, PaymentSession, SessionRequest, SessionState};
+use checkout_domain::terminal::Terminal;
 use checkout_domain::testing::{FakeIdentity, InMemoryClients, ManualClock};
 use checkout_domain::usecases::ReconcilePolicy;
 use checkout_domain::values::{SessionId, TerminalNumber};

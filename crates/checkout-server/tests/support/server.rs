@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use checkout_domain::auth::{OAuthClient, Role, Terminal};
+use checkout_domain::auth::{OAuthClient, Role};
+use checkout_domain::terminal::Terminal;
 use checkout_domain::values::TerminalNumber;
 use checkout_postgres::PgStore;
 use checkout_test_db::TestDatabase;

@@ -1,0 +1,124 @@
+//! Where the browser goes after a payment step: a redirect to the merchant (integrated
+//! checkout), the session's own page with its result (payment link, or a session no longer
+//! payable), or the challenge.
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use checkout_domain::session::{PaymentSession, SessionState};
+use checkout_domain::usecases::PaymentResult;
+
+use super::i18n::Lang;
+use super::render::{self, Frame, PurchaseView, ResultView};
+use super::Pages;
+
+/// A 303 to `location` with the page headers.
+pub fn see_other(pages: &Pages, session: Option<&PaymentSession>, location: &str) -> HttpResponse {
+    let mut builder = HttpResponse::SeeOther();
+    render::secure_headers(&mut builder, &pages.csp_for(session));
+    builder.insert_header(("Location", location)).finish()
+}
+
+/// The challenge address for `session`: the processor's, else our own sandbox page.
+fn own_challenge(pages: &Pages, session: &PaymentSession, lang: Lang) -> Option<String> {
+    pages
+        .own_challenge_page
+        .then(|| format!("/pay/challenge/{}?lg={}", session.id, lang.code()))
+}
+
+/// Shows where `session` stands (the GET pages): a redirect to the merchant for a settled
+/// integrated checkout, else a result page saying what happened and what to do.
+pub fn show_state(
+    pages: &Pages,
+    lang: Lang,
+    session: &PaymentSession,
+    merchant: &str,
+) -> HttpResponse {
+    if let Some(url) = session.redirect_url() {
+        return see_other(pages, Some(session), url.as_str());
+    }
+    let t = lang.texts();
+    let (message, next_step, success) = match session.state {
+        SessionState::Successful | SessionState::ApprovedTransaction => {
+            (t.result_approved, Some(t.approved_next), true)
+        }
+        SessionState::Failed => (t.result_declined, Some(t.declined_next), false),
+        SessionState::Cancelled | SessionState::Voided => {
+            (t.result_cancelled, Some(t.cancelled_next), false)
+        }
+        SessionState::ChallengeRequired => (t.result_challenge, None, false),
+        SessionState::Expired => (t.expired_message, Some(t.expired_next), false),
+        SessionState::Processing | SessionState::Pending => {
+            (t.result_processing, Some(t.processing_next), false)
+        }
+    };
+    let challenge_link = (session.state == SessionState::ChallengeRequired)
+        .then(|| own_challenge(pages, session, lang))
+        .flatten();
+    let view = ResultView {
+        frame: Frame::new(lang, ""),
+        purchase: PurchaseView::of(session, merchant, lang),
+        state: session.state.name(),
+        message,
+        next_step,
+        challenge_link,
+        success,
+        refresh: matches!(
+            session.state,
+            SessionState::Processing | SessionState::Pending
+        ),
+        self_href: format!("?lg={}", lang.code()),
+    };
+    render::html(
+        &pages.tera,
+        StatusCode::OK,
+        "result.html",
+        &view,
+        &pages.csp_for(Some(session)),
+    )
+}
+
+/// After a post: a 303 to where `session` now stands, so that a reload never posts again:
+/// the merchant's URL for a settled integrated checkout, else the session's own page (which
+/// shows the result), in `lang`.
+pub fn go_to_state(pages: &Pages, lang: Lang, session: &PaymentSession) -> HttpResponse {
+    match session.redirect_url() {
+        Some(url) => see_other(pages, Some(session), url.as_str()),
+        None => see_other(
+            pages,
+            Some(session),
+            &format!("{}?lg={}", render::session_path(session), lang.code()),
+        ),
+    }
+}
+
+/// The answer to a finished payment step (anything but a retry, which re-shows the form): a
+/// 303 to the challenge, the merchant or the session's page.
+pub fn after_step(
+    pages: &Pages,
+    lang: Lang,
+    session: &PaymentSession,
+    result: &PaymentResult,
+) -> HttpResponse {
+    match result {
+        PaymentResult::ChallengeRequired {
+            challenge_url: Some(url),
+        } => see_other(pages, Some(session), url),
+        PaymentResult::ChallengeRequired {
+            challenge_url: None,
+        } => match own_challenge(pages, session, lang) {
+            Some(url) => see_other(pages, Some(session), &url),
+            None => go_to_state(pages, lang, session),
+        },
+        // The terminal allows another card: the form again, saying the card was declined.
+        PaymentResult::Declined { .. } if session.state == SessionState::Pending => see_other(
+            pages,
+            Some(session),
+            &format!(
+                "{}?lg={}&declined=1",
+                render::session_path(session),
+                lang.code()
+            ),
+        ),
+        _ => go_to_state(pages, lang, session),
+    }
+}
