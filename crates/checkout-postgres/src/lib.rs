@@ -11,6 +11,7 @@ mod models;
 mod pool;
 mod refunds;
 mod schema;
+mod session_insert;
 mod sessions;
 mod store;
 mod terminals;
