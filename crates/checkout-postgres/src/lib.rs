@@ -17,6 +17,7 @@ mod store;
 mod terminals;
 mod tls;
 mod webhooks;
+mod write_combining;
 
 pub use availability::{is_unavailable, PoolStatus};
 pub use migrations::{run_migrations, MIGRATIONS, MIGRATIONS_FINGERPRINT};

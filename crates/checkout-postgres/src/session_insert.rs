@@ -105,6 +105,11 @@ impl<'a> InsertSessions<'a> {
         Ok(q)
     }
 
+    /// How many sessions the statement writes.
+    pub(crate) fn len(&self) -> usize {
+        self.id.len()
+    }
+
     fn push(&mut self, s: &'a PaymentSession) -> anyhow::Result<()> {
         let items = item_rows(s)?;
         let charges = charge_rows(s)?;

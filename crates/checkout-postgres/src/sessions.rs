@@ -16,13 +16,10 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::models::{
-    session_from_rows, AttemptRow, ChargeRow, ItemRow, NewAttemptRow, SessionRow,
-};
+use crate::models::{session_from_rows, AttemptRow, ChargeRow, ItemRow, NewAttemptRow, SessionRow};
 use crate::schema::{payment_attempts, payment_sessions, session_charges, session_items};
-use crate::session_insert::InsertSessions;
 use crate::store::PgStore;
-use crate::{card_attempts, counters};
+use crate::{card_attempts, counters, write_combining};
 
 /// The sessions that hold their reference (`SessionState::holds_reference`: all but Expired),
 /// written as a literal so that the planner can use the partial index of the same predicate.
@@ -134,18 +131,9 @@ impl SessionRepository for PgStore {
     }
 
     async fn insert(&self, session: &PaymentSession) -> Result<(), InsertError> {
-        let statement = InsertSessions::of([session])?;
-        let mut conn = self.conn().await?;
-        match statement.run(&mut conn).await {
-            Ok(inserted) if inserted.contains(&session.id.as_uuid()) => {
-                counters::session_created(session);
-                Ok(())
-            }
-            Ok(_) => Err(InsertError::DuplicateReference),
-            Err(e) => Err(InsertError::Store(
-                anyhow::Error::new(e).context(format!("inserting payment session {}", session.id)),
-            )),
-        }
+        // Queued with the creates in flight and written with them in one statement, or at
+        // once when none is queued (`write_combining`).
+        write_combining::insert(self, session).await
     }
 
     async fn get(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
