@@ -22,6 +22,14 @@ pub enum CardBrand {
 }
 
 impl CardBrand {
+    /// Every brand.
+    pub const ALL: [CardBrand; 5] = [
+        CardBrand::Visa,
+        CardBrand::Mastercard,
+        CardBrand::Amex,
+        CardBrand::Discover,
+        CardBrand::Other,
+    ];
     /// A lower-case name, for storage and display.
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -73,6 +73,8 @@ use crate::problem::ProblemDetails;
         dto::schemas::RefundStateName,
         dto::schemas::EventTypeName,
         dto::schemas::EventTypeFilter,
+        dto::schemas::CardBrandName,
+        dto::schemas::CardAttemptOutcome,
         dto::schemas::DeliveryStateName,
     )),
     modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &OptionalBodies, &IdempotencyKeys, &SandboxServer),

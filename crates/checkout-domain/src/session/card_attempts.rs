@@ -45,7 +45,12 @@ impl CardAttempt {
     /// (the processor refused the request), `Unknown` (the answer was lost; being
     /// reconciled) or `Cancelled` (cancelled at the processor).
     pub fn outcome(&self) -> &'static str {
-        match self.state {
+        Self::outcome_of(self.state)
+    }
+
+    /// The outcome's name of an attempt in `state` (see [`outcome`](Self::outcome)).
+    pub fn outcome_of(state: AttemptState) -> &'static str {
+        match state {
             AttemptState::Sent => "Processing",
             AttemptState::RequiresAction => "ChallengeRequired",
             AttemptState::Succeeded => "Successful",

@@ -2,6 +2,8 @@
 //! They keep the same promises the ports' doc comments demand, so the domain tests prove the
 //! use cases, not the adapters. Never used in production wiring.
 
+pub mod builders;
+pub mod contract;
 mod fakes;
 mod idempotency;
 mod memory;

@@ -2,24 +2,19 @@
 //! and the two steps most tests take through `TestKit` (start a checkout, pay it).
 #![allow(dead_code)] // each test file uses a part of it
 
-use std::str::FromStr;
-
 use checkout_domain::card::{CardDetails, CardInput};
 use checkout_domain::session::{ChargeRequest, ItemRequest, PaymentSession, SessionRequest};
 use checkout_domain::testing::TestKit;
 use checkout_domain::usecases::PaymentOutcome;
 use checkout_domain::values::SessionId;
-use rust_decimal::Decimal;
 use time::OffsetDateTime;
 
 pub const SUCCESS_URL: &str = "https://merchant.example/checkout/ok";
 pub const FAIL_URL: &str = "https://merchant.example/checkout/fail";
 pub const BACK_URL: &str = "https://merchant.example/cart";
 
-/// A decimal written as text.
-pub fn d(s: &str) -> Decimal {
-    Decimal::from_str(s).unwrap_or_else(|e| panic!("bad decimal {s:?}: {e}"))
-}
+/// A decimal written as text (the shared builder, by its short name here).
+pub use checkout_domain::testing::builders::decimal as d;
 
 /// A valid start-payment request for 25.00 USD with one item and one charge, no back URL.
 pub fn start_request(reference: &str) -> SessionRequest {

@@ -4,8 +4,9 @@
 
 use std::borrow::Cow;
 
+use checkout_domain::card::CardBrand;
 use checkout_domain::events::EventType;
-use checkout_domain::session::{RefundState, SessionState};
+use checkout_domain::session::{AttemptState, CardAttempt, RefundState, SessionState};
 use checkout_domain::values::Currency;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
@@ -55,6 +56,26 @@ component!(
          as decimal places (USD and CRC 2, JPY 0, KWD 3); the table of every code and its minor \
          units is docs/currencies.md.",
         "USD",
+    )
+);
+
+component!(
+    /// `CardBrand`: the brand of a submitted card.
+    CardBrandName as "CardBrand" => string_enum(
+        CardBrand::ALL.map(|b| b.as_str()),
+        "The card's brand, from its number.",
+        "visa",
+    )
+);
+
+component!(
+    /// `CardAttemptOutcome`: how a card attempt ended, or that it has not yet.
+    CardAttemptOutcome as "CardAttemptOutcome" => string_enum(
+        AttemptState::ALL.map(CardAttempt::outcome_of),
+        "`Successful`, `ApprovedTransaction`, `Declined`, `NothingCharged` (the processor \
+         refused the request), `Cancelled` (cancelled at the processor), or not yet: \
+         `Processing`, `ChallengeRequired`, `Unknown` (the answer was lost; being reconciled).",
+        "Declined",
     )
 );
 

@@ -5,7 +5,9 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
-use super::schemas::{CurrencyCode, PaymentState, PaymentStateCode, SessionType};
+use super::schemas::{
+    CardAttemptOutcome, CardBrandName, CurrencyCode, PaymentState, PaymentStateCode, SessionType,
+};
 use super::{utc_timestamp, JsonDecimal};
 
 /// The payment status record.
@@ -61,9 +63,10 @@ pub struct PaymentStatusResponse {
 #[serde(rename_all = "camelCase")]
 pub struct CardAttemptRecord {
     /// When the card was submitted (UTC).
+    #[schema(format = DateTime, example = "2026-11-23T11:40:00Z")]
     pub attempt_date_time: String,
     /// `visa`, `mastercard`, `amex`, `discover` or `other`.
-    #[schema(example = "visa")]
+    #[schema(value_type = CardBrandName)]
     pub card_brand: String,
     /// The card's last four digits.
     #[schema(example = "4242")]
@@ -71,7 +74,7 @@ pub struct CardAttemptRecord {
     /// How it ended: `Successful`, `ApprovedTransaction`, `Declined`, `NothingCharged` (the
     /// processor refused the request), `Cancelled` (cancelled at the processor), or not yet:
     /// `Processing`, `ChallengeRequired`, `Unknown` (the answer was lost; being reconciled).
-    #[schema(example = "Declined")]
+    #[schema(value_type = CardAttemptOutcome)]
     pub outcome: String,
     /// The service code it ended with (`SVC_006` for a decline), if any.
     #[schema(example = "SVC_006")]

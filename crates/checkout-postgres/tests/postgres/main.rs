@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster;
+mod contract;
 mod events;
 mod harness;
 mod idempotency;

@@ -1,0 +1,77 @@
+//! Contract suites: the ports' MUST lines as checks that run against every adapter of a
+//! port, the in-memory one and the real one alike, so that the domain tests' stand-ins keep
+//! the promises the production adapters are held to.
+//!
+//! An adapter's test crate runs a suite with its macro, given an expression (evaluated in an
+//! async test) that yields a guard to keep alive and a fresh, empty store:
+//!
+//! ```ignore
+//! checkout_domain::session_repository_contract!(fresh_store().await);
+//! ```
+
+pub mod processor;
+pub mod sessions;
+
+/// Declares one `#[tokio::test]` per check of [`sessions`], each on a fresh store from
+/// `$fresh` (an expression yielding `(guard, Arc<dyn SessionRepository>)`).
+#[macro_export]
+macro_rules! session_repository_contract {
+    ($fresh:expr) => {
+        $crate::session_repository_contract!(@checks $fresh;
+            a_held_reference_is_a_duplicate_on_the_same_terminal_only,
+            every_holding_state_holds_the_reference_and_expired_frees_it,
+            an_expired_session_frees_its_reference,
+            of_a_hundred_racing_inserts_with_one_reference_exactly_one_wins,
+            a_session_is_read_with_its_attempts_oldest_first,
+            a_lookup_by_reference_sees_only_the_terminals_own_sessions,
+            of_twenty_racing_transitions_from_one_state_exactly_one_wins,
+            a_transition_from_another_state_changes_nothing,
+            of_racing_attempts_on_one_session_exactly_one_begins,
+            recording_an_attempt_in_an_unexpected_state_saves_nothing,
+            an_answer_about_an_attempt_that_is_not_current_never_moves_the_session,
+            of_racing_answers_about_one_attempt_exactly_one_is_recorded,
+            claims_take_due_attempts_oldest_first_and_lease_them,
+            racing_claims_never_take_the_same_attempt,
+            of_racing_captures_exactly_one_is_recorded,
+            racing_refunds_never_reserve_more_than_was_captured,
+            settling_a_refund_counts_it_once,
+        );
+    };
+    (@checks $fresh:expr; $($check:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                let (_guard, store) = $fresh;
+                $crate::testing::contract::sessions::$check(store).await;
+            }
+        )*
+    };
+}
+
+/// Declares one `#[tokio::test]` per check of [`processor`] (all of them, or the ones named
+/// after `;`), each on a processor from `$fresh` (an expression yielding
+/// `(guard, Arc<dyn CardProcessor>, Cards)`: the cards that make it answer each way).
+#[macro_export]
+macro_rules! card_processor_contract {
+    ($fresh:expr) => {
+        $crate::card_processor_contract!($fresh;
+            tokenize_gives_a_reference_without_card_data,
+            an_approved_card_is_approved_and_a_read_reports_it,
+            a_replayed_authorisation_answers_the_first_outcome,
+            a_declined_card_is_declined,
+            a_cancelled_challenge_is_confirmed_cancelled_every_time,
+            cancelling_a_captured_payment_answers_what_it_holds,
+            a_capture_and_its_replay_answer_the_amount_captured,
+            a_replayed_refund_answers_the_first_refund,
+        );
+    };
+    ($fresh:expr; $($check:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                let (_guard, processor, cards) = $fresh;
+                $crate::testing::contract::processor::$check(processor, cards).await;
+            }
+        )*
+    };
+}

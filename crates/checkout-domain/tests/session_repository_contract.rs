@@ -1,0 +1,13 @@
+//! The `SessionRepository` contract against the in-memory store the domain tests use.
+
+use std::sync::Arc;
+
+use checkout_domain::testing::contract::sessions::Store;
+use checkout_domain::testing::InMemorySessions;
+
+/// A fresh in-memory store (nothing to keep alive).
+fn fresh() -> ((), Store) {
+    ((), Arc::new(InMemorySessions::default()))
+}
+
+checkout_domain::session_repository_contract!(fresh());

@@ -1,0 +1,17 @@
+//! The `SessionRepository` contract (the port's MUST lines, shared with the in-memory store)
+//! against PostgreSQL: each check on a database of its own.
+
+use std::sync::Arc;
+
+use checkout_domain::testing::contract::sessions::Store;
+use checkout_test_db::TestDatabase;
+
+use crate::support::database;
+
+/// A fresh database (kept alive by the guard) and its store.
+async fn fresh() -> (TestDatabase, Store) {
+    let (db, store) = database().await;
+    (db, Arc::new(store))
+}
+
+checkout_domain::session_repository_contract!(fresh().await);
