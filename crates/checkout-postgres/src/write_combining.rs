@@ -8,7 +8,8 @@
 //! the whole queue (up to [`MAX_BATCH`]) as its next statement. Each create learns its own
 //! outcome from the statement's `RETURNING`: inserted, or its reference held. When a
 //! statement of many fails, each of its sessions is written again on its own, so that one bad
-//! row fails only its own create. A create is answered after its statement returned, that is
+//! row fails only its own create; when it failed because the database cannot be reached, they
+//! all get that (retryable) error at once. A create is answered after its statement returned, that is
 //! after the commit.
 //!
 //! Writers run as tasks of their own, so a create whose caller goes away (a dropped request)
@@ -23,7 +24,9 @@ use checkout_domain::session::PaymentSession;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
+use crate::availability::is_unavailable;
 use crate::counters;
+use crate::pool::NoConnection;
 use crate::session_insert::InsertSessions;
 use crate::store::PgStore;
 
@@ -163,6 +166,16 @@ async fn write(store: &PgStore, mut batch: Vec<Pending>) {
         Err(e) if batch.len() == 1 => {
             if let Some(p) = batch.pop() {
                 let e = e.context(format!("inserting payment session {}", p.session.id));
+                let _ = p.reply.send(Err(InsertError::Store(e)));
+            }
+        }
+        Err(e) if is_unavailable(&e) => {
+            // The database cannot be reached: one session at a time would only wait as long
+            // again for each. Every create gets the same answer (a retryable one).
+            let cause = format!("{e:#}");
+            for p in batch {
+                let e = anyhow::Error::new(NoConnection(cause.clone()))
+                    .context(format!("inserting payment session {}", p.session.id));
                 let _ = p.reply.send(Err(InsertError::Store(e)));
             }
         }
