@@ -11,6 +11,18 @@ pub const SESSIONS_CREATED: &str = "checkout_sessions_created_total";
 /// Counter: sessions moved into a final state, by `state` (its name).
 pub const SESSIONS_SETTLED: &str = "checkout_sessions_settled_total";
 
+/// Counter: statements that wrote new sessions (each one commit, for one or more sessions:
+/// write combining).
+pub const SESSION_INSERT_STATEMENTS: &str = "checkout_session_insert_statements_total";
+/// Counter: sessions sent in those statements (inserted or refused as a duplicate).
+pub const SESSION_INSERT_ROWS: &str = "checkout_session_insert_rows_total";
+
+/// Counts one statement that carried `sessions` new sessions.
+pub(crate) fn insert_statement(sessions: usize) {
+    metrics::counter!(SESSION_INSERT_STATEMENTS).increment(1);
+    metrics::counter!(SESSION_INSERT_ROWS).increment(u64::try_from(sessions).unwrap_or(u64::MAX));
+}
+
 /// Counts a committed new session.
 pub(crate) fn session_created(session: &PaymentSession) {
     let kind = match session.kind {

@@ -11,11 +11,13 @@ mod models;
 mod pool;
 mod refunds;
 mod schema;
+mod session_insert;
 mod sessions;
 mod store;
 mod terminals;
 mod tls;
 mod webhooks;
+mod write_combining;
 
 pub use availability::{is_unavailable, PoolStatus};
 pub use migrations::{run_migrations, MIGRATIONS, MIGRATIONS_FINGERPRINT};

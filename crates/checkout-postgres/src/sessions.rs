@@ -9,26 +9,17 @@ use checkout_domain::ports::{
 use checkout_domain::session::{CardAttempt, PaymentAttempt, PaymentSession, Refund, SessionState};
 use checkout_domain::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
-use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::{self, Array, BigInt, Bool, Integer, Nullable, Numeric, Text};
+use diesel::sql_types::{self, BigInt, Bool};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::models::{
-    charge_rows, item_rows, session_from_rows, AttemptRow, ChargeRow, ItemRow, NewAttemptRow,
-    NewSessionRow, SessionRow,
-};
+use crate::models::{session_from_rows, AttemptRow, ChargeRow, ItemRow, NewAttemptRow, SessionRow};
 use crate::schema::{payment_attempts, payment_sessions, session_charges, session_items};
-use crate::store::{is_unique_violation, PgStore};
-use crate::{card_attempts, counters};
-
-/// The partial unique index that makes a merchant reference unique per terminal among the
-/// sessions holding it.
-pub(crate) const REFERENCE_INDEX: &str = "payment_sessions_reference_held";
+use crate::store::PgStore;
+use crate::{card_attempts, counters, write_combining};
 
 /// The sessions that hold their reference (`SessionState::holds_reference`: all but Expired),
 /// written as a literal so that the planner can use the partial index of the same predicate.
@@ -94,114 +85,6 @@ async fn children(
     tokio::try_join!(items, charges)
 }
 
-/// Every item of one session in one statement whose text does not depend on how many there
-/// are: `INSERT INTO session_items (...) SELECT $1, u.* FROM unnest($2, ..., $6) AS u(...)`,
-/// one array per column. Its static query id lets diesel cache it as a prepared statement;
-/// `sql_query` is never cached, and a multi-row `VALUES` list changes with the row count.
-struct InsertItems<'a> {
-    session_id: Uuid,
-    positions: Vec<i32>,
-    codes: Vec<Option<&'a str>>,
-    quantities: Vec<i64>,
-    descriptions: Vec<Option<&'a str>>,
-    amounts: Vec<Decimal>,
-}
-
-/// Every additional charge of one session in one cached statement, like [`InsertItems`].
-struct InsertCharges<'a> {
-    session_id: Uuid,
-    positions: Vec<i32>,
-    names: Vec<Option<&'a str>>,
-    amounts: Vec<Decimal>,
-}
-
-/// The static query ids of [`InsertItems`] and [`InsertCharges`] (their SQL never changes).
-struct InsertItemsId;
-struct InsertChargesId;
-
-impl QueryId for InsertItems<'_> {
-    type QueryId = InsertItemsId;
-    const HAS_STATIC_QUERY_ID: bool = true;
-}
-
-impl QueryId for InsertCharges<'_> {
-    type QueryId = InsertChargesId;
-    const HAS_STATIC_QUERY_ID: bool = true;
-}
-
-impl QueryFragment<Pg> for InsertItems<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(
-            "INSERT INTO session_items \
-             (session_id, position, item_code, quantity, description, amount) SELECT ",
-        );
-        out.push_bind_param::<sql_types::Uuid, _>(&self.session_id)?;
-        out.push_sql(", u.* FROM unnest(");
-        out.push_bind_param::<Array<Integer>, _>(&self.positions)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.codes)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.quantities)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.descriptions)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Numeric>, _>(&self.amounts)?;
-        out.push_sql(") AS u (position, item_code, quantity, description, amount)");
-        Ok(())
-    }
-}
-
-impl QueryFragment<Pg> for InsertCharges<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("INSERT INTO session_charges (session_id, position, name, amount) SELECT ");
-        out.push_bind_param::<sql_types::Uuid, _>(&self.session_id)?;
-        out.push_sql(", u.* FROM unnest(");
-        out.push_bind_param::<Array<Integer>, _>(&self.positions)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.names)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Numeric>, _>(&self.amounts)?;
-        out.push_sql(") AS u (position, name, amount)");
-        Ok(())
-    }
-}
-
-/// Inserts the items of session `id` with one cached statement ([`InsertItems`]).
-async fn insert_items(
-    conn: &mut AsyncPgConnection,
-    id: Uuid,
-    items: &[ItemRow],
-) -> QueryResult<()> {
-    InsertItems {
-        session_id: id,
-        positions: items.iter().map(|i| i.position).collect(),
-        codes: items.iter().map(|i| i.item_code.as_deref()).collect(),
-        quantities: items.iter().map(|i| i.quantity).collect(),
-        descriptions: items.iter().map(|i| i.description.as_deref()).collect(),
-        amounts: items.iter().map(|i| i.amount).collect(),
-    }
-    .execute(conn)
-    .await
-    .map(drop)
-}
-
-/// Inserts the charges of session `id` with one cached statement ([`InsertCharges`]).
-async fn insert_charges(
-    conn: &mut AsyncPgConnection,
-    id: Uuid,
-    charges: &[ChargeRow],
-) -> QueryResult<()> {
-    InsertCharges {
-        session_id: id,
-        positions: charges.iter().map(|c| c.position).collect(),
-        names: charges.iter().map(|c| c.name.as_deref()).collect(),
-        amounts: charges.iter().map(|c| c.amount).collect(),
-    }
-    .execute(conn)
-    .await
-    .map(drop)
-}
-
 /// The guarded move of one session: `WHERE id = $id AND state = $from`.
 async fn move_state(
     conn: &mut AsyncPgConnection,
@@ -248,45 +131,9 @@ impl SessionRepository for PgStore {
     }
 
     async fn insert(&self, session: &PaymentSession) -> Result<(), InsertError> {
-        let row = NewSessionRow::of(session);
-        let items = item_rows(session)?;
-        let charges = charge_rows(session)?;
-        let mut conn = self.conn().await?;
-        let result = if items.is_empty() && charges.is_empty() {
-            // One statement is atomic on its own.
-            diesel::insert_into(payment_sessions::table)
-                .values(&row)
-                .execute(&mut conn)
-                .await
-                .map(drop)
-        } else {
-            conn.transaction(async |conn| {
-                diesel::insert_into(payment_sessions::table)
-                    .values(&row)
-                    .execute(conn)
-                    .await?;
-                if !items.is_empty() {
-                    insert_items(conn, row.id, &items).await?;
-                }
-                if !charges.is_empty() {
-                    insert_charges(conn, row.id, &charges).await?;
-                }
-                Ok::<_, diesel::result::Error>(())
-            })
-            .await
-        };
-        match result {
-            Ok(()) => {
-                counters::session_created(session);
-                Ok(())
-            }
-            Err(e) if is_unique_violation(&e, REFERENCE_INDEX) => {
-                Err(InsertError::DuplicateReference)
-            }
-            Err(e) => Err(InsertError::Store(
-                anyhow::Error::new(e).context(format!("inserting payment session {}", session.id)),
-            )),
-        }
+        // Queued with the creates in flight and written with them in one statement, or at
+        // once when none is queued (`write_combining`).
+        write_combining::insert(self, session).await
     }
 
     async fn get(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {

@@ -9,6 +9,7 @@ use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::AsyncPgConnection;
 
 use crate::pool::{self, PoolSettings, PooledConnection};
+use crate::write_combining::{self, Combiner};
 
 /// PostgreSQL storage of sessions, attempts, terminals and OAuth clients, over a pool of
 /// diesel-async connections. Cheap to clone: clones share the pool.
@@ -23,6 +24,7 @@ pub struct PgStore {
 struct Inner {
     pool: Pool<AsyncPgConnection>,
     checkout_timeout: Duration,
+    combiner: Combiner,
 }
 
 impl fmt::Debug for PgStore {
@@ -52,6 +54,7 @@ impl PgStore {
             inner: Arc::new(Inner {
                 pool: pool::build(database_url, settings)?,
                 checkout_timeout: settings.checkout_timeout,
+                combiner: Combiner::new(write_combining::writers_for(settings.max_size)),
             }),
         };
         drop(store.conn().await?);
@@ -62,6 +65,11 @@ impl PgStore {
     /// The pool itself.
     pub(crate) fn pool(&self) -> &Pool<AsyncPgConnection> {
         &self.inner.pool
+    }
+
+    /// The write combining of session creates.
+    pub(crate) fn combiner(&self) -> &Combiner {
+        &self.inner.combiner
     }
 
     /// A connection from the pool, or an error after the checkout timeout.

@@ -1,14 +1,17 @@
 //! `SessionRepository` on PostgreSQL: what the contract suite (`contract.rs`) does not
 //! cover, the adapter's own concerns (every column round-trips, scales, indexes, errors).
 
+use std::collections::BTreeMap;
+
 use checkout_domain::card::CardBrand;
 use checkout_domain::ports::{AttemptChange, InsertError, Recorded, SessionRepository};
 use checkout_domain::session::{
-    AttemptState, Callbacks, PaymentAttempt, SessionKind, SessionState,
+    AttemptState, Callbacks, PaymentAttempt, PaymentSession, SessionKind, SessionState,
 };
 use checkout_domain::values::SessionId;
 use checkout_domain::SvcCode;
 use checkout_postgres::PgStore;
+use tokio::task::JoinSet;
 
 use crate::support::*;
 
@@ -212,6 +215,54 @@ async fn find_holding_reference_matches_terminal_and_reference() {
             .await
             .unwrap(),
         None
+    );
+}
+
+/// Concurrent creates are combined into shared statements (write combining): a session that
+/// fails (an unknown terminal: a foreign-key violation) fails alone, each repeated reference
+/// has exactly one winner, and the rest are written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_concurrent_inserts_a_bad_one_fails_alone_and_each_reference_has_one_winner() {
+    let (db, store) = database().await;
+    let mut tasks = JoinSet::new();
+    let mut sessions: Vec<PaymentSession> = (0..100)
+        .map(|i| full_checkout_session("T-1", &format!("MANY-{i}")))
+        .collect();
+    sessions.extend((0..20).map(|i| session("T-1", &format!("MANY-{i}"))));
+    sessions.extend((0..10).map(|i| session("T-404", &format!("BAD-{i}"))));
+    for s in sessions {
+        let store = store.clone();
+        tasks.spawn(async move { (s.reference.clone(), store.insert(&s).await) });
+    }
+    let (mut won, mut duplicates, mut failed) = (BTreeMap::new(), Vec::new(), Vec::new());
+    while let Some(joined) = tasks.join_next().await {
+        let (reference, outcome) = joined.unwrap();
+        match outcome {
+            Ok(()) => *won.entry(reference.as_str().to_owned()).or_insert(0) += 1,
+            Err(InsertError::DuplicateReference) => duplicates.push(reference),
+            Err(InsertError::Store(_)) => failed.push(reference.as_str().to_owned()),
+        }
+    }
+    assert_eq!(won.len(), 100, "{won:?}");
+    assert!(
+        won.values().all(|n| *n == 1),
+        "one winner per reference: {won:?}"
+    );
+    assert!(won.keys().all(|r| r.starts_with("MANY-")));
+    assert_eq!(duplicates.len(), 20);
+    failed.sort();
+    let bad: Vec<String> = {
+        let mut bad: Vec<String> = (0..10).map(|i| format!("BAD-{i}")).collect();
+        bad.sort();
+        bad
+    };
+    assert_eq!(
+        failed, bad,
+        "only the sessions of the unknown terminal fail"
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) AS n FROM payment_sessions").await,
+        100
     );
 }
 

@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod combining;
 mod crashes;
 mod instances;
 mod payments;
