@@ -27,36 +27,9 @@ if [[ ! -x "$venv/bin/schemathesis" ]]; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check schemathesis >&2
 fi
 
-cargo build --quiet -p checkout-server --bin checkout
-work="$(mktemp -d /tmp/hc-fuzz.XXXXXX)"
-secret="fuzz-$RANDOM$RANDOM"
-server_pid=""
-cleanup() {
-    if [[ -n "$server_pid" ]]; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-chmod 755 "$work"
-
-CHECKOUT__SERVER__PORT=0 CHECKOUT__DATA_DIR="$work/data" \
-CHECKOUT__SANDBOX__CLIENT_SECRET="$secret" RUST_LOG=warn \
-CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_CLIENT_PER_MINUTE=0 \
-CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE=0 \
-    "$CARGO_TARGET_DIR/debug/checkout" serve >"$work/out.log" 2>"$work/err.log" &
-server_pid=$!
-for _ in $(seq 1 150); do
-    if grep -q "listening on http://" "$work/out.log" 2>/dev/null; then break; fi
-    sleep 0.2
-done
-base=$(grep -o "listening on http://[0-9.:]*" "$work/out.log" | sed 's/listening on //')
-if [[ -z "$base" ]]; then
-    echo "the server did not start:" >&2
-    cat "$work/err.log" >&2
-    exit 1
-fi
+source scripts/sandbox-server.sh
+start_sandbox CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_CLIENT_PER_MINUTE=0 \
+    CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE=0
 token=$(curl -sf -X POST "$base/api/public/security/auth" -H 'Content-Type: application/json' \
     -d "{\"client_id\":\"sandbox-client\",\"client_secret\":\"$secret\"}" |
     sed -E 's/.*"token":"([^"]+)".*/\1/')

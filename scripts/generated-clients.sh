@@ -13,33 +13,8 @@ venv="$cache/openapi-py-venv"
 ./scripts/python-venv.sh "$venv" 'python-dateutil>=2.8,<3' 'import dateutil, httpx, attrs' >/dev/null
 bin="$(./scripts/openapi-node.sh)"
 
-cargo build --quiet -p checkout-server --bin checkout
-work="$(mktemp -d /tmp/hc-clients.XXXXXX)"
-secret="clients-$RANDOM$RANDOM"
-server_pid=""
-cleanup() {
-    if [[ -n "$server_pid" ]]; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-chmod 755 "$work"
-CHECKOUT__SERVER__PORT=0 CHECKOUT__DATA_DIR="$work/data" \
-CHECKOUT__SANDBOX__CLIENT_SECRET="$secret" RUST_LOG=warn \
-    "$CARGO_TARGET_DIR/debug/checkout" serve >"$work/out.log" 2>"$work/err.log" &
-server_pid=$!
-for _ in $(seq 1 150); do
-    if grep -q "listening on http://" "$work/out.log" 2>/dev/null; then break; fi
-    sleep 0.2
-done
-base=$(grep -o "listening on http://[0-9.:]*" "$work/out.log" | sed 's/listening on //')
-if [[ -z "$base" ]]; then
-    echo "the server did not start:" >&2
-    cat "$work/err.log" >&2
-    exit 1
-fi
+source scripts/sandbox-server.sh
+start_sandbox
 curl -sf "$base/openapi.json" -o "$work/openapi.json"
 
 echo "== openapi-python-client"
