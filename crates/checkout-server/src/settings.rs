@@ -1,4 +1,4 @@
-//! Typed settings: defaults, then an optional JSON file (`CHECKOUT_CONFIG`), then environment
+//! Typed settings: the defaults on the fields (each section's `Default`), then an optional JSON file (`CHECKOUT_CONFIG`), then environment
 //! overrides `CHECKOUT__SECTION__FIELD=value` (and `DATABASE_URL`), validated at start.
 
 use std::path::PathBuf;
@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use secrecy::SecretString;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 pub use checkout_domain::Environment;
 
@@ -32,6 +32,7 @@ fn optional_url<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<url::Ur
 
 /// The HTTP listener.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct ServerSettings {
     /// Address to bind.
     pub host: String,
@@ -46,6 +47,7 @@ pub struct ServerSettings {
 
 /// The database.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct DatabaseSettings {
     /// A PostgreSQL URL, which may hold a password (`Debug` prints a mask); when absent in
     /// sandbox mode a private cluster is started under `data_dir`.
@@ -60,6 +62,7 @@ pub struct DatabaseSettings {
 
 /// Token issuance.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct IdentitySettings {
     /// The `iss` claim; defaults to `hosted-checkout-{environment}`.
     pub issuer: Option<String>,
@@ -74,6 +77,7 @@ pub struct IdentitySettings {
 
 /// Business settings.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct CheckoutSettings {
     /// `BaseUrlPaymentLink`: base of every payment link, ending in `/pay/link`; defaults to
     /// `{public_base_url}/pay/link`.
@@ -106,10 +110,11 @@ pub struct CheckoutSettings {
 }
 
 /// Which card processor adapter to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProcessorKind {
     /// The in-process sandbox with test cards.
+    #[default]
     Sandbox,
     /// Stripe's PaymentIntents API (or localstripe).
     Stripe,
@@ -117,6 +122,7 @@ pub enum ProcessorKind {
 
 /// The card processor.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct ProcessorSettings {
     /// Adapter.
     pub kind: ProcessorKind,
@@ -138,6 +144,7 @@ pub struct ProcessorSettings {
 
 /// The sandbox terminal and client provisioned at start in sandbox mode.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct SandboxSettings {
     /// Terminal number.
     pub terminal_number: String,
@@ -152,6 +159,7 @@ pub struct SandboxSettings {
 
 /// Abuse limits.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct SecuritySettings {
     /// Token requests a minute per `client_id` (0: no limit).
     pub token_requests_per_client_per_minute: u32,
@@ -175,6 +183,7 @@ pub struct SecuritySettings {
 
 /// Merchant webhooks.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct WebhookSettings {
     /// How long one attempt may take (lookup, connection, request, answer), milliseconds.
     pub timeout_ms: u64,
@@ -214,7 +223,8 @@ impl WebhookSettings {
 }
 
 /// The Prometheus metrics listener.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct MetricsSettings {
     /// `host:port` to serve `GET /metrics` on, apart from the public listener (port 0: any
     /// free port); `None` (the default): no metrics listener. Keep it on loopback or a
@@ -224,6 +234,7 @@ pub struct MetricsSettings {
 
 /// Every setting of the server.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct Settings {
     /// Sandbox or production.
     #[serde(deserialize_with = "environment")]
@@ -253,54 +264,126 @@ pub struct Settings {
 /// Where Stripe sends payers for a 3DS challenge (`next_action.redirect_to_url`).
 const STRIPE_CHALLENGE_ORIGINS: &str = "https://hooks.stripe.com";
 
-fn defaults() -> Value {
-    json!({
-        "environment": "sandbox",
-        "data_dir": ".data",
-        "server": { "host": "127.0.0.1", "port": 8080, "workers": null, "public_base_url": null },
-        "database": { "url": null, "pool_size": 16, "ca_file": null },
-        "identity": { "issuer": null, "audience": "hosted-checkout", "token_lifetime_seconds": 3600, "key_file": null },
-        "checkout": {
-            "base_url_payment_link": null,
-            "link_validity_minutes": 1440,
-            "checkout_validity_minutes": 60,
-            "expiry_sweep_seconds": 60,
-            "reconcile_sweep_seconds": 15,
-            "reconcile_after_seconds": 30,
-            "reconcile_max_backoff_seconds": 3600,
-            "reconcile_batch": 50,
-            "link_expiration_min_minutes": 5,
-            "link_expiration_max_minutes": 43200,
-            "checkout_expiration_min_minutes": 5,
-            "checkout_expiration_max_minutes": 1440
-        },
-        "processor": { "kind": "sandbox", "stripe_base_url": null, "stripe_api_key": null, "timeout_ms": 10000, "sandbox_delay_ms": 0, "challenge_origins": null },
-        "security": {
-            "token_requests_per_client_per_minute": 20,
-            "token_requests_per_address_per_minute": 120,
-            "token_failures_per_client_address_per_minute": 10,
-            "trusted_proxies": "",
-            "swagger_ui": null,
-            "client_status_cache_ms": 1000,
-            "max_body_bytes": 65536
-        },
-        "webhooks": {
-            "timeout_ms": 15000,
-            "poll_ms": 1000,
-            "workers": 4,
-            "batch": 4,
-            "schedule_seconds": "5,30,120,600,1800,3600,7200,14400,28800,57600,115200",
-            "time_scale": 1.0,
-            "secret_overlap_seconds": 86400
-        },
-        "metrics": { "address": null },
-        "sandbox": {
-            "terminal_number": "SANDBOX-001",
-            "merchant_name": "Sandbox Merchant",
-            "client_id": "sandbox-client",
-            "client_secret": null
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            workers: None,
+            public_base_url: None,
         }
-    })
+    }
+}
+
+impl Default for DatabaseSettings {
+    fn default() -> Self {
+        DatabaseSettings {
+            url: None,
+            pool_size: 16,
+            ca_file: None,
+        }
+    }
+}
+
+impl Default for IdentitySettings {
+    fn default() -> Self {
+        IdentitySettings {
+            issuer: None,
+            audience: "hosted-checkout".into(),
+            token_lifetime_seconds: 3600,
+            key_file: None,
+        }
+    }
+}
+
+impl Default for CheckoutSettings {
+    fn default() -> Self {
+        CheckoutSettings {
+            base_url_payment_link: None,
+            link_validity_minutes: 1440,
+            checkout_validity_minutes: 60,
+            expiry_sweep_seconds: 60,
+            reconcile_sweep_seconds: 15,
+            reconcile_after_seconds: 30,
+            reconcile_max_backoff_seconds: 3600,
+            reconcile_batch: 50,
+            link_expiration_min_minutes: 5,
+            link_expiration_max_minutes: 43_200,
+            checkout_expiration_min_minutes: 5,
+            checkout_expiration_max_minutes: 1440,
+        }
+    }
+}
+
+impl Default for ProcessorSettings {
+    fn default() -> Self {
+        ProcessorSettings {
+            kind: ProcessorKind::Sandbox,
+            stripe_base_url: None,
+            stripe_api_key: None,
+            timeout_ms: 10_000,
+            sandbox_delay_ms: 0,
+            challenge_origins: None,
+        }
+    }
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            terminal_number: "SANDBOX-001".into(),
+            merchant_name: "Sandbox Merchant".into(),
+            client_id: "sandbox-client".into(),
+            client_secret: None,
+        }
+    }
+}
+
+impl Default for SecuritySettings {
+    fn default() -> Self {
+        SecuritySettings {
+            token_requests_per_client_per_minute: 20,
+            token_requests_per_address_per_minute: 120,
+            token_failures_per_client_address_per_minute: 10,
+            trusted_proxies: String::new(),
+            swagger_ui: None,
+            client_status_cache_ms: 1000,
+            max_body_bytes: 65_536,
+        }
+    }
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        WebhookSettings {
+            timeout_ms: 15_000,
+            poll_ms: 1000,
+            workers: 4,
+            batch: 4,
+            schedule_seconds: "5,30,120,600,1800,3600,7200,14400,28800,57600,115200".into(),
+            time_scale: 1.0,
+            secret_overlap_seconds: 86_400,
+        }
+    }
+}
+
+impl Default for Settings {
+    /// A sandbox on 127.0.0.1:8080 with its data in `.data`.
+    fn default() -> Self {
+        Settings {
+            environment: Environment::Sandbox,
+            data_dir: PathBuf::from(".data"),
+            server: ServerSettings::default(),
+            database: DatabaseSettings::default(),
+            identity: IdentitySettings::default(),
+            checkout: CheckoutSettings::default(),
+            processor: ProcessorSettings::default(),
+            sandbox: SandboxSettings::default(),
+            security: SecuritySettings::default(),
+            webhooks: WebhookSettings::default(),
+            metrics: MetricsSettings::default(),
+        }
+    }
 }
 
 fn merge(base: &mut Value, overlay: Value) {
@@ -332,7 +415,8 @@ impl Settings {
     pub fn from_sources(
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> anyhow::Result<Settings> {
-        let mut value = defaults();
+        // What no source sets takes the default on its field (`Default` of each section).
+        let mut value = Value::Object(Map::new());
         let vars: Vec<(String, String)> = vars.into_iter().collect();
         if let Some((_, path)) = vars.iter().find(|(k, _)| k == "CHECKOUT_CONFIG") {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
@@ -490,6 +574,18 @@ mod tests {
         assert_eq!(s.server.port, 8080);
         assert!(s.database.url.is_none());
         assert_eq!(s.public_base_url(8080), "http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn a_section_set_in_part_keeps_the_defaults_of_its_other_fields() {
+        let s = Settings::from_sources(vars(&[("CHECKOUT__WEBHOOKS__WORKERS", "2")])).unwrap();
+        assert_eq!((s.webhooks.workers, s.webhooks.batch), (2, 4));
+        assert_eq!(
+            s.webhooks.schedule().unwrap(),
+            WebhookSettings::default().schedule().unwrap()
+        );
+        assert_eq!(s.checkout.reconcile_batch, 50);
+        assert_eq!(s.security.max_body_bytes, 65_536);
     }
 
     #[test]
