@@ -8,7 +8,6 @@ use utoipa::{Modify, OpenApi};
 use crate::api;
 use crate::dto;
 use crate::dto::patterns::Patterns;
-use crate::idempotency::IDEMPOTENCY_KEY_HEADER;
 use crate::problem::ProblemDetails;
 
 /// The API description served at `/openapi.json`.
@@ -78,7 +77,7 @@ use crate::problem::ProblemDetails;
         dto::schemas::CardAttemptOutcome,
         dto::schemas::DeliveryStateName,
     )),
-    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &Patterns, &OptionalBodies, &IdempotencyKeys, &SandboxServer),
+    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &Patterns, &OptionalBodies, &SandboxServer),
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
@@ -181,33 +180,6 @@ impl Modify for OptionalBodies {
                             content.schema = not_null.cloned();
                         }
                     }
-                }
-            }
-        }
-    }
-}
-
-/// What an `Idempotency-Key` header may hold: 1 to 255 visible ASCII characters, bare (not
-/// starting with a quote) or as a Structured Field string (`"..."`, with `\"` and `\\`
-/// escapes, one character each).
-const IDEMPOTENCY_KEY_PATTERN: &str = r#"^([!#-~][!-~]{0,254}|"([!#-\[\]-~]|\\["\\]){1,255}")$"#;
-
-/// Gives every `Idempotency-Key` header parameter the key's pattern.
-struct IdempotencyKeys;
-
-impl Modify for IdempotencyKeys {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let key = utoipa::openapi::ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some(IDEMPOTENCY_KEY_PATTERN))
-            .build();
-        for item in openapi.paths.paths.values_mut() {
-            for operation in [&mut item.post, &mut item.put].into_iter().flatten() {
-                let parameters = operation.parameters.iter_mut().flatten();
-                for parameter in
-                    parameters.filter(|p| p.name.eq_ignore_ascii_case(IDEMPOTENCY_KEY_HEADER))
-                {
-                    parameter.schema = Some(RefOr::T(Schema::Object(key.clone())));
                 }
             }
         }

@@ -3,8 +3,8 @@
 //! `pattern` attribute takes a literal only). They describe the domain's rules for clients;
 //! the domain (`session/request.rs`, `values/`) decides.
 
-use utoipa::openapi::path::Operation;
-use utoipa::openapi::schema::Schema;
+use utoipa::openapi::path::{Operation, Parameter};
+use utoipa::openapi::schema::{Schema, Type};
 use utoipa::openapi::RefOr;
 use utoipa::Modify;
 
@@ -25,6 +25,11 @@ pub const CALLBACK_URL: &str = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?#]\S*)?$
 
 /// A webhook URL: as a callback URL, without a fragment.
 pub const WEBHOOK_URL: &str = r"^https?://[^/@:?#\s]+(:[0-9]{1,5})?([/?][^#\s]*)?$";
+
+/// An `Idempotency-Key` header: 1 to 255 visible ASCII characters, bare (not starting with a
+/// quote) or as a Structured Field string (`"..."`, with `\"` and `\\` escapes, one
+/// character each).
+pub const IDEMPOTENCY_KEY: &str = r#"^([!#-~][!-~]{0,254}|"([!#-\[\]-~]|\\["\\]){1,255}")$"#;
 
 /// (component schema, property, pattern).
 const PROPERTIES: &[(&str, &str, &str)] = &[
@@ -66,6 +71,9 @@ const QUERY_PARAMETERS: &[(&str, &str, &str)] = &[(
     MERCHANT_REFERENCE,
 )];
 
+/// (header parameter, pattern), on every operation that takes the header.
+const HEADER_PARAMETERS: &[(&str, &str)] = &[("Idempotency-Key", IDEMPOTENCY_KEY)];
+
 /// Sets the patterns above on their fields and parameters.
 pub struct Patterns;
 
@@ -91,11 +99,32 @@ impl Modify for Patterns {
             let parameters = operation.and_then(|o| o.parameters.as_mut());
             for parameter in parameters.into_iter().flatten() {
                 if parameter.name == *name {
-                    if let Some(RefOr::T(Schema::Object(schema))) = parameter.schema.as_mut() {
-                        schema.pattern = Some((*pattern).to_owned());
+                    set_pattern(parameter, pattern);
+                }
+            }
+        }
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [&mut item.post, &mut item.put].into_iter().flatten() {
+                for parameter in operation.parameters.iter_mut().flatten() {
+                    let header = HEADER_PARAMETERS
+                        .iter()
+                        .find(|(name, _)| parameter.name == *name);
+                    if let Some((_, pattern)) = header {
+                        // A header is absent or a string, never null.
+                        if let Some(RefOr::T(Schema::Object(schema))) = parameter.schema.as_mut() {
+                            schema.schema_type = Type::String.into();
+                        }
+                        set_pattern(parameter, pattern);
                     }
                 }
             }
         }
+    }
+}
+
+/// Sets `pattern` on the string schema of `parameter`.
+fn set_pattern(parameter: &mut Parameter, pattern: &str) {
+    if let Some(RefOr::T(Schema::Object(schema))) = parameter.schema.as_mut() {
+        schema.pattern = Some(pattern.to_owned());
     }
 }
