@@ -16,6 +16,7 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::attempt_writes::{BeginAttempt, RecordAttempt};
 use crate::models::{session_from_rows, AttemptRow, ChargeRow, ItemRow, NewAttemptRow, SessionRow};
 use crate::schema::{payment_attempts, payment_sessions, session_charges, session_items};
 use crate::store::PgStore;
@@ -239,87 +240,41 @@ impl SessionRepository for PgStore {
         from: SessionState,
         to: SessionState,
     ) -> anyhow::Result<bool> {
-        let row = NewAttemptRow::of(attempt);
+        let statement = BeginAttempt {
+            row: NewAttemptRow::of(attempt),
+            from: from.code(),
+            to: to.code(),
+        };
         let mut conn = self.conn().await?;
-        conn.transaction(async |conn| {
-            let moved = diesel::update(
-                payment_sessions::table
-                    .find(row.session_id)
-                    .filter(payment_sessions::state.eq(from.code())),
-            )
-            .set((
-                payment_sessions::state.eq(to.code()),
-                payment_sessions::updated_at.eq(attempt.updated_at),
-                payment_sessions::current_attempt_id.eq(Some(row.id)),
-            ))
-            .execute(conn)
-            .await?;
-            if moved != 1 {
-                return Ok(false);
-            }
-            diesel::insert_into(payment_attempts::table)
-                .values(&row)
-                .execute(conn)
-                .await?;
-            Ok::<_, diesel::result::Error>(true)
-        })
-        .await
-        .with_context(|| {
-            format!(
-                "beginning attempt {} of session {}",
-                attempt.id, attempt.session_id
-            )
-        })
+        statement
+            .get_results::<Uuid>(&mut conn)
+            .await
+            .map(|inserted| !inserted.is_empty())
+            .with_context(|| {
+                format!(
+                    "beginning attempt {} of session {}",
+                    attempt.id, attempt.session_id
+                )
+            })
     }
 
     async fn record_attempt(&self, change: &AttemptChange<'_>) -> anyhow::Result<Recorded> {
-        let row = NewAttemptRow::of(change.attempt);
-        let expected: Vec<&str> = change.expected.iter().map(|s| s.as_str()).collect();
+        let statement = RecordAttempt {
+            row: NewAttemptRow::of(change.attempt),
+            expected: change.expected.iter().map(|s| s.as_str()).collect(),
+            from: change.session_move.map(|(from, _)| from.code()),
+            to: change.session_move.map(|(_, to)| to.code()),
+        };
         let mut conn = self.conn().await?;
-        let recorded = conn
-            .transaction(async |conn| {
-                let saved = diesel::update(
-                    payment_attempts::table
-                        .find(row.id)
-                        .filter(payment_attempts::session_id.eq(row.session_id))
-                        .filter(payment_attempts::state.eq_any(&expected)),
-                )
-                .set((
-                    payment_attempts::state.eq(row.state),
-                    payment_attempts::processor_reference.eq(row.processor_reference),
-                    payment_attempts::challenge_url.eq(row.challenge_url),
-                    payment_attempts::svc_code.eq(row.svc_code),
-                    payment_attempts::checks.eq(row.checks),
-                    payment_attempts::next_check_at.eq(row.next_check_at),
-                    payment_attempts::updated_at.eq(row.updated_at),
-                ))
-                .execute(conn)
-                .await?;
-                if saved != 1 {
-                    return Ok(Recorded::Stale);
-                }
-                let Some((from, to)) = change.session_move else {
-                    return Ok(Recorded::Moved);
-                };
-                let moved = diesel::update(
-                    payment_sessions::table
-                        .find(row.session_id)
-                        .filter(payment_sessions::state.eq(from.code()))
-                        .filter(payment_sessions::current_attempt_id.eq(Some(row.id))),
-                )
-                .set((
-                    payment_sessions::state.eq(to.code()),
-                    payment_sessions::updated_at.eq(row.updated_at),
-                ))
-                .execute(conn)
-                .await?;
-                Ok::<_, diesel::result::Error>(if moved == 1 {
-                    Recorded::Moved
-                } else {
-                    Recorded::AttemptOnly
-                })
-            })
+        let recorded = statement
+            .get_result::<(i64, i64)>(&mut conn)
             .await
+            .map(|(saved, moved)| match (saved, moved) {
+                (0, _) => Recorded::Stale,
+                (_, 1) => Recorded::Moved,
+                _ if change.session_move.is_none() => Recorded::Moved,
+                _ => Recorded::AttemptOnly,
+            })
             .with_context(|| {
                 format!(
                     "recording attempt {} of session {}",
