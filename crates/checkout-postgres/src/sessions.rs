@@ -11,7 +11,7 @@ use checkout_domain::values::{AttemptId, MerchantReference, SessionId, TerminalN
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{self, BigInt, Bool};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;

@@ -78,7 +78,9 @@ pub struct CardPost {
 impl Checkout {
     /// POST /pay/process-payment: checks the card and authorises it for the session `id`.
     ///
-    /// The session is read once. Unknown or expired sessions are SVC_002, a deactivated
+    /// The session is read once, without its items and charges; an outcome that shows the
+    /// form again (checks failed, a retry, a declined card that may be replaced) reads it
+    /// again whole for the order. Unknown or expired sessions are SVC_002, a deactivated
     /// terminal SVC_005. The card is turned into the processor's payment-method reference
     /// first (nothing charged); then exactly one of racing submissions records its attempt and
     /// moves the session from Pending to Processing, and only that one asks for the
@@ -90,7 +92,16 @@ impl Checkout {
         id: SessionId,
         input: &CardInput,
     ) -> Result<CardPost, CheckoutError> {
-        let mut page = self.open_payable(id, None).await?;
+        // The session without its items and charges (one statement for a session that has
+        // had no card yet): a post that settles the payment shows no order; the outcomes that
+        // show the form again read the whole session (`with_order`).
+        let session = self
+            .ports
+            .sessions
+            .get_without_lines(id)
+            .await?
+            .ok_or_else(|| CheckoutError::svc(SvcCode::Svc002))?;
+        let mut page = self.check_payable(session, None).await?;
         if page.session.state != SessionState::Pending {
             return Ok(CardPost {
                 page,
@@ -102,7 +113,7 @@ impl Checkout {
             Ok(card) => card,
             Err(errors) => {
                 return Ok(CardPost {
-                    page,
+                    page: self.with_order(page).await?,
                     result: Err(errors),
                 })
             }
@@ -117,7 +128,7 @@ impl Checkout {
                     ProcessorError::Controlled(_) => SvcCode::Svc004,
                 };
                 return Ok(CardPost {
-                    page,
+                    page: self.with_order(page).await?,
                     result: Ok(PaymentResult::Retry { code }),
                 });
             }
@@ -177,10 +188,22 @@ impl Checkout {
             )
             .await?;
         page.session = outcome.session;
+        // Still Pending (the processor asked to retry, or declined a card the terminal lets
+        // the payer replace): the form is shown again.
+        if page.session.state == SessionState::Pending {
+            page = self.with_order(page).await?;
+        }
         Ok(CardPost {
             page,
             result: Ok(outcome.result),
         })
+    }
+
+    /// `page` with its session read again whole (items and charges), for a page that shows
+    /// the form and the order again.
+    async fn with_order(&self, mut page: HostedPage) -> Result<HostedPage, CheckoutError> {
+        page.session = self.reload(page.session.id).await?;
+        Ok(page)
     }
 
     /// The session `id` with its merchant, for a payment step: SVC_002 when unknown, of the
@@ -193,6 +216,15 @@ impl Checkout {
         flow: Option<SessionFlow>,
     ) -> Result<HostedPage, CheckoutError> {
         let session = self.load(id).await?;
+        self.check_payable(session, flow).await
+    }
+
+    /// [`open_payable`](Self::open_payable)'s checks of a session already read.
+    async fn check_payable(
+        &self,
+        session: PaymentSession,
+        flow: Option<SessionFlow>,
+    ) -> Result<HostedPage, CheckoutError> {
         if flow.is_some_and(|flow| !session.kind.is_flow(flow)) {
             return Err(CheckoutError::svc(SvcCode::Svc002));
         }

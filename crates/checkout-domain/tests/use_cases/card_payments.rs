@@ -143,3 +143,46 @@ async fn a_terminal_allowlist_refuses_callbacks_to_other_hosts_naming_each_field
     // Links carry no callbacks: the allowlist does not apply.
     link(&kit, "LINK").await;
 }
+
+/// A card post reads the session without its order; every outcome that shows the form again
+/// (checks failed, the processor asking to retry, a declined card the terminal lets the payer
+/// replace) carries the whole session, so the form shows the order again.
+#[tokio::test]
+async fn every_post_that_shows_the_form_again_carries_the_order() {
+    let kit = TestKit::new();
+    kit.set_max_card_attempts("T-1", 2);
+    let has_order = |session: &PaymentSession| {
+        assert_eq!(session.items.len(), 1, "items");
+        assert_eq!(session.charges.len(), 1, "charges");
+    };
+
+    let session = start(&kit, "ORD-CHECKS").await;
+    let mut bad = card_input();
+    bad.card_number = "4242424242424241".into();
+    let post = kit
+        .checkout
+        .process_payment(session.id, &bad)
+        .await
+        .unwrap();
+    assert!(post.result.is_err(), "the checks failed");
+    has_order(&post.page.session);
+
+    let session = start(&kit, "ORD-RETRY").await;
+    kit.processor
+        .push_authorize(Err(checkout_domain::ports::ProcessorError::Controlled(
+            "refused".into(),
+        )));
+    let retry = pay(&kit, session.id).await;
+    assert!(matches!(retry.result, PaymentResult::Retry { .. }));
+    has_order(&retry.session);
+
+    let session = start(&kit, "ORD-DECLINED").await;
+    kit.processor.push_authorize(Ok(ProcessorOutcome::Declined {
+        processor_reference: None,
+        reason: "do not honor".into(),
+    }));
+    let declined = pay(&kit, session.id).await;
+    assert!(matches!(declined.result, PaymentResult::Declined { .. }));
+    assert_eq!(declined.session.state, SessionState::Pending);
+    has_order(&declined.session);
+}
