@@ -10,7 +10,7 @@
 # 3. measures the database's ceiling with pgbench on that cluster: single-row INSERTs into the
 #    real payment_sessions table (the migration's own DDL) and point SELECTs by primary key;
 # 4. starts the release server on the same cluster and drives it with wrk: start-payment,
-#    payment status, card payments through the hosted page (bench/payer.py, sandbox
+#    payment status, card payments through the hosted page (bench/payer, sandbox
 #    processor without delay), start-payment at each concurrency of BENCH_SWEEP; then
 #    restarts it with the sandbox processor made BENCH_PROCESSOR_DELAY_MS slow for payment
 #    status while BENCH_SLOW_PAYERS payments wait on it, and token issuance;
@@ -97,6 +97,10 @@ else
     BIN="$CARGO_TARGET_DIR/release/checkout"
 fi
 [[ -x "$BIN" ]] || die "$BIN is not an executable"
+# The payers (bench/payer: one thread, keep-alive connections), built whatever CHECKOUT_BIN.
+log "cargo build --release -p bench-payer"
+nice -n "${BENCH_BUILD_NICE:-0}" cargo build --release -p bench-payer
+PAYER="$CARGO_TARGET_DIR/release/bench-payer"
 
 # --- 2. a private PostgreSQL cluster --------------------------------------------------------
 
@@ -322,12 +326,12 @@ run_wrk START "$BENCH_DIR/start-payment.lua" "$TOKEN" "$RUN_PREFIX"
 run_wrk STATUS "$BENCH_DIR/status.lua" "$TOKEN" "$SESSION_ID"
 
 # Card payments through the hosted page with the sandbox processor answering at once: PAYERS
-# payers (bench/payer.py: start-payment, the page, the card form post) for WARMUP seconds
+# payers (bench/payer: start-payment, the page, the card form post) for WARMUP seconds
 # unmeasured, then SECONDS_PER_RUN measured; PAY_RPS is form posts answered 303 per second.
 FAST_PAYMENTS="$WORK/fast-payments.txt"
 : >"$FAST_PAYMENTS"
 log "$PAYERS payers through the hosted page, processor without delay, ${SECONDS_PER_RUN}s"
-python3 "$BENCH_DIR/payer.py" "$BASE" "$TOKEN" "$RUN_PREFIX-fast" "$FAST_PAYMENTS" "$PAYERS" &
+"$PAYER" "$BASE" "$TOKEN" "$RUN_PREFIX-fast" "$FAST_PAYMENTS" "$PAYERS" &
 PAYER_PIDS+=($!)
 sleep "$((WARMUP > 0 ? WARMUP : 1))"
 checkpoint
@@ -362,11 +366,11 @@ start_server "$PROCESSOR_DELAY_MS"
 
 # The same status run while SLOW_PAYERS payers each keep a card payment waiting on the slow
 # processor. They start first, so that payments are in flight before wrk's warm-up; their
-# one Python process shares the cores too (it shows in the "other" CPU column).
+# one process shares the cores too (it shows in the "other" CPU column).
 PAYMENTS="$WORK/payments.txt"
 : >"$PAYMENTS"
 log "$SLOW_PAYERS payers through the hosted page, processor ${PROCESSOR_DELAY_MS} ms slow"
-python3 "$BENCH_DIR/payer.py" "$BASE" "$TOKEN" "$RUN_PREFIX" "$PAYMENTS" "$SLOW_PAYERS" &
+"$PAYER" "$BASE" "$TOKEN" "$RUN_PREFIX" "$PAYMENTS" "$SLOW_PAYERS" &
 PAYER_PIDS+=($!)
 sleep 3
 PAYMENTS_BEFORE="$(wc -l <"$PAYMENTS")"
