@@ -1,5 +1,6 @@
 //! The OpenAPI 3.1 document, generated from the handlers, and the Swagger UI.
 
+use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::schema::{KnownFormat, Schema, SchemaFormat, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{RefOr, Server};
@@ -77,7 +78,7 @@ use crate::problem::ProblemDetails;
         dto::schemas::CardAttemptOutcome,
         dto::schemas::DeliveryStateName,
     )),
-    modifiers(&BearerScheme, &PublicOperations, &ExactAmounts, &Patterns, &OptionalBodies, &SandboxServer),
+    modifiers(&BearerScheme, &PublicOperations, &UniqueParameters, &ExactAmounts, &Patterns, &OptionalBodies, &SandboxServer),
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
@@ -112,6 +113,39 @@ impl Modify for PublicOperations {
                 for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
                     operation.security = Some(Vec::new());
                 }
+            }
+        }
+    }
+}
+
+/// Each operation's parameters unique by name and location, the first kept: utoipa's actix
+/// extras add `{checkoutSessionId}` again, undocumented, from the handler's `web::Path<String>`,
+/// since they match it with a parameter written inline but not with one of an `IntoParams` type
+/// such as [`params::SessionPath`].
+struct UniqueParameters;
+
+impl Modify for UniqueParameters {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.delete,
+            ];
+            for operation in operations.into_iter().flatten() {
+                let Some(parameters) = operation.parameters.as_mut() else {
+                    continue;
+                };
+                let mut seen: Vec<(String, ParameterIn)> = Vec::new();
+                parameters.retain(|p| {
+                    let key = (p.name.clone(), p.parameter_in.clone());
+                    let first = !seen.contains(&key);
+                    if first {
+                        seen.push(key);
+                    }
+                    first
+                });
             }
         }
     }
@@ -204,6 +238,55 @@ impl Modify for SandboxServer {
 /// The document as a value.
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
+}
+
+/// The request parameters that several operations document alike, each written once and listed
+/// by name in the operations' `params(...)`.
+pub mod params {
+    /// The session an operation is about, in its path.
+    #[derive(utoipa::IntoParams)]
+    #[into_params(parameter_in = Path)]
+    pub struct SessionPath {
+        /// Session identifier (returned by the create routes)
+        #[param(
+            rename = "checkoutSessionId",
+            example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"
+        )]
+        pub checkout_session_id: String,
+    }
+
+    /// The merchant's operation id, which the service echoes and logs with the request.
+    #[derive(utoipa::IntoParams)]
+    #[into_params(parameter_in = Header)]
+    pub struct OperationId {
+        /// Merchant operation id for tracing (a UUID per request is recommended)
+        #[param(
+            rename = "X-idoperacion",
+            example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"
+        )]
+        pub x_idoperacion: Option<String>,
+    }
+
+    /// The `Idempotency-Key` of the two create routes (its pattern is set by
+    /// [`Patterns`](crate::dto::patterns::Patterns)).
+    #[derive(utoipa::IntoParams)]
+    #[into_params(parameter_in = Header)]
+    pub struct CreateIdempotencyKey {
+        // One line in the document: a `///` comment would be one line per comment line.
+        #[doc = "Optional (IETF httpapi idempotency-key draft): 1 to 255 visible ASCII \
+            characters, bare or as a quoted string, scoped to the token's terminal. A retry \
+            with the same key and the same request (method, path and exact body bytes) within \
+            24 hours gets the first response again (same status and body) with \
+            `Idempotent-Replayed: true`, and creates nothing; the same key with another request \
+            is 422; a retry while the first still runs is 409. Successes and 4xx answers are \
+            kept; a 5xx is not (the retry runs again). Without it, a repeated request is a new \
+            request (a reused reference is SVC_001)."]
+        #[param(
+            rename = "Idempotency-Key",
+            example = "8e03978e-40d5-43e8-bc93-6894a57f9324"
+        )]
+        pub idempotency_key: Option<String>,
+    }
 }
 
 /// The error answers that several operations document alike, each written once and listed by

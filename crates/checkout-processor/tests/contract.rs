@@ -1,7 +1,7 @@
 //! The `CardProcessor` contract (the port's MUST lines, `checkout_domain::testing::contract`)
 //! against the three processors: the sandbox, the Stripe adapter over the Stripe-like
-//! stand-in, and the Stripe adapter over localstripe (needs `scripts/localstripe.sh` to have
-//! run once, or `LOCALSTRIPE_BIN`).
+//! stand-in, and the Stripe adapter in localstripe's dialect (`testing::localstripe`) over
+//! localstripe (needs `scripts/localstripe.sh` to have run once, or `LOCALSTRIPE_BIN`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
 mod support;
@@ -12,14 +12,13 @@ use std::time::Duration;
 use checkout_domain::testing::contract::processor::{Cards, Processor};
 use checkout_processor::{StripeConfig, StripeProcessor};
 
-/// The Stripe adapter talking to `base_url`.
-fn stripe(base_url: url::Url) -> Processor {
-    let config = StripeConfig {
+/// The settings of a Stripe-compatible server at `base_url`.
+fn config(base_url: url::Url) -> StripeConfig {
+    StripeConfig {
         base_url,
         api_key: "sk_test_hosted_checkout".into(),
         timeout: Duration::from_secs(10),
-    };
-    Arc::new(StripeProcessor::new(config).expect("valid config"))
+    }
 }
 
 mod sandbox {
@@ -39,7 +38,7 @@ mod stand_in {
 
     async fn fresh() -> (FakeStripe, Processor, Cards) {
         let fake = FakeStripe::start(FakeStripeConfig::default()).await;
-        let processor = stripe(fake.base_url.clone());
+        let processor = Arc::new(StripeProcessor::new(config(fake.base_url.clone())).unwrap());
         (fake, processor, Cards::STRIPE)
     }
 
@@ -49,6 +48,7 @@ mod stand_in {
 mod localstripe {
     use super::*;
     use crate::support::localstripe::Localstripe;
+    use checkout_processor::testing::localstripe::LocalstripeProcessor;
 
     /// localstripe declines `4000000000000002` only for a card attached to a customer;
     /// `4000000000000341` is declined at charge time, as Stripe does.
@@ -59,7 +59,8 @@ mod localstripe {
 
     fn fresh() -> (Localstripe, Processor, Cards) {
         let localstripe = Localstripe::start();
-        let processor = stripe(localstripe.base_url.clone());
+        let processor =
+            Arc::new(LocalstripeProcessor::new(config(localstripe.base_url.clone())).unwrap());
         (localstripe, processor, CARDS)
     }
 

@@ -2,7 +2,8 @@
 //! how every kind of failure is reported. The rules checked: a doubt about a charge is always
 //! `Communication`, `Controlled` only when the processor refused and certainly holds nothing,
 //! a lost answer is recovered by sending the same request with the same key (never by listing
-//! or searching), and no error text ever carries card data.
+//! or searching), and no error text ever carries card data. Last, what localstripe's dialect
+//! (`testing::localstripe`) sends differently.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
 mod support;
@@ -10,6 +11,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use checkout_domain::ports::{CardProcessor, ProcessorError, ProcessorOutcome};
+use checkout_processor::testing::localstripe::LocalstripeProcessor;
 use checkout_processor::testing::stand_in::{Recorded, Reply, StandIn};
 use checkout_processor::{StripeConfig, StripeProcessor};
 use serde_json::{json, Value};
@@ -24,13 +26,21 @@ const PM: &str = "pm_standin";
 /// The intent the stand-in "made".
 const PI: &str = "pi_standin";
 
-fn processor(base_url: url::Url) -> StripeProcessor {
-    StripeProcessor::new(StripeConfig {
+fn config(base_url: url::Url) -> StripeConfig {
+    StripeConfig {
         base_url,
         api_key: "sk_test_stand_in".into(),
         timeout: TIMEOUT,
-    })
-    .expect("valid config")
+    }
+}
+
+fn processor(base_url: url::Url) -> StripeProcessor {
+    StripeProcessor::new(config(base_url)).expect("valid config")
+}
+
+/// The adapter in localstripe's dialect.
+fn localstripe(base_url: url::Url) -> LocalstripeProcessor {
+    LocalstripeProcessor::new(config(base_url)).expect("valid config")
 }
 
 fn payment_method() -> Reply {
@@ -606,68 +616,29 @@ async fn a_decline_reason_never_carries_card_data() {
 }
 
 #[tokio::test]
-async fn a_server_refusing_return_url_gets_the_request_again_without_it() {
+async fn a_refused_return_url_is_a_controlled_error_and_never_dropped() {
+    // localstripe's refusal: the adapter speaks Stripe's API and does not send the intent
+    // again without `return_url`, now or for the next attempt.
     let refusal = error_body("invalid_request_error", "Unexpected return_url", false);
-    let stand_in = StandIn::start(vec![
-        Reply::Json(400, refusal),
-        Reply::Json(200, intent("succeeded")),
-    ])
-    .await;
+    let stand_in = StandIn::start(vec![Reply::Json(400, refusal)]).await;
     let stripe = processor(stand_in.base_url.clone());
-    let payment = tokenized();
-    let outcome = stripe.authorize(payment.request()).await;
-    assert!(
-        matches!(
-            outcome,
-            Ok(ProcessorOutcome::Approved { captured: true, .. })
-        ),
-        "{outcome:?}"
-    );
-    // A replay, and the next attempt, go without it straight away.
-    assert_eq!(stripe.authorize(payment.request()).await, outcome);
-    stripe.authorize(tokenized().request()).await.unwrap();
-
-    let requests = stand_in.requests();
-    assert_eq!(requests.len(), 4);
-    assert!(requests[0].field("return_url").is_some());
-    for request in &requests[1..] {
-        assert!(request.field("return_url").is_none());
+    let payments = [tokenized(), tokenized()];
+    for payment in &payments {
+        let error = stripe.authorize(payment.request()).await.unwrap_err();
+        assert!(matches!(error, ProcessorError::Controlled(_)), "{error:?}");
+        assert!(error.to_string().contains("HTTP 400"), "{error}");
     }
+    let requests = stand_in.requests();
     assert_eq!(
-        requests[0].header("idempotency-key"),
-        requests[1].header("idempotency-key")
+        targets(&requests),
+        ["POST /v1/payment_intents", "POST /v1/payment_intents"]
     );
-    // The sends that could have made an intent are one request, field for field.
-    assert_eq!(requests[1].form(), requests[2].form());
-    assert_eq!(
-        requests[1].header("idempotency-key"),
-        requests[2].header("idempotency-key")
-    );
-}
-
-#[tokio::test]
-async fn a_return_url_refusal_naming_an_intent_is_not_retried() {
-    // Something was made: no second send without return_url; the intent decides.
-    let refusal = error_body("invalid_request_error", "Unexpected return_url", true);
-    let stand_in = StandIn::start(vec![
-        Reply::Json(400, refusal),
-        Reply::Json(200, intent("succeeded")),
-    ])
-    .await;
-    let outcome = processor(stand_in.base_url.clone())
-        .authorize(tokenized().request())
-        .await;
-    assert!(
-        matches!(outcome, Ok(ProcessorOutcome::Approved { .. })),
-        "{outcome:?}"
-    );
-    assert_eq!(
-        targets(&stand_in.requests()),
-        [
-            "POST /v1/payment_intents",
-            "GET /v1/payment_intents/pi_standin"
-        ]
-    );
+    for (request, payment) in requests.iter().zip(&payments) {
+        assert_eq!(
+            request.field("return_url"),
+            Some(payment.return_url.clone())
+        );
+    }
 }
 
 // ----- the payment-method create ------------------------------------------------------------
@@ -901,7 +872,211 @@ async fn a_cancel_whose_outcome_is_unknown_is_a_communication_error() {
     }
 }
 
-// ----- answer_challenge (localstripe's `_authenticate`) -------------------------------------
+// ----- answer_challenge ---------------------------------------------------------------------
+
+#[tokio::test]
+async fn answering_a_challenge_sends_nothing_because_stripe_hosts_it() {
+    // The payer answers on Stripe's page; the adapter cannot answer for them. A refusal
+    // (`Controlled`) tells the caller to read the intent with `retrieve`.
+    let stand_in = StandIn::start(vec![Reply::Json(200, intent("requires_action"))]).await;
+    let stripe = processor(stand_in.base_url.clone());
+    for passed in [true, false] {
+        let outcome = stripe.answer_challenge(PI, passed).await;
+        assert!(
+            matches!(&outcome, Err(ProcessorError::Controlled(text)) if text.contains("Stripe's page")),
+            "passed: {passed}: {outcome:?}"
+        );
+    }
+    assert!(
+        stand_in.requests().is_empty(),
+        "{:?}",
+        targets(&stand_in.requests())
+    );
+}
+
+// ----- every call ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn every_call_to_a_server_that_hangs_is_a_communication_error_within_the_timeout() {
+    let stand_in = StandIn::start(vec![Reply::Hang]).await;
+    let stripe = processor(stand_in.base_url.clone());
+
+    let mut payment = Payment::new(card(CARD));
+    let started = Instant::now();
+    let error = payment.tokenize(&stripe).await.unwrap_err();
+    assert!(
+        matches!(error, ProcessorError::Communication(_)),
+        "tokenize: {error:?}"
+    );
+    assert!(started.elapsed() < TIMEOUT + SLACK, "tokenize");
+    payment.assert_error_has_no_card_data(&error);
+
+    let started = Instant::now();
+    let outcome = stripe.authorize(tokenized().request()).await;
+    assert!(is_communication(&outcome), "authorize: {outcome:?}");
+    assert!(started.elapsed() < TIMEOUT + SLACK, "authorize");
+
+    let started = Instant::now();
+    let outcome = stripe.retrieve(PI).await;
+    assert!(is_communication(&outcome), "retrieve: {outcome:?}");
+    assert!(started.elapsed() < TIMEOUT + SLACK, "retrieve");
+
+    let started = Instant::now();
+    let outcome = stripe.cancel(PI).await;
+    assert!(is_communication(&outcome), "cancel: {outcome:?}");
+    assert!(started.elapsed() < TIMEOUT + SLACK, "cancel");
+
+    // The production adapter's answer_challenge calls nothing (above); localstripe's does.
+    let started = Instant::now();
+    let outcome = localstripe(stand_in.base_url.clone())
+        .answer_challenge(PI, true)
+        .await;
+    assert!(is_communication(&outcome), "answer_challenge: {outcome:?}");
+    assert!(started.elapsed() < TIMEOUT + SLACK, "answer_challenge");
+}
+
+#[tokio::test]
+async fn no_call_ever_lists_or_searches() {
+    // A whole payment's life against a server that loses the first intent answer and refuses
+    // the cancel: every recovery is a replay or a retrieve by id.
+    let intent_creates = std::sync::atomic::AtomicUsize::new(0);
+    let stand_in =
+        StandIn::answering(
+            move |request| match (request.method.as_str(), request.path()) {
+                ("POST", "/v1/payment_methods") => payment_method(),
+                ("POST", "/v1/payment_intents") => {
+                    if intent_creates.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                        Reply::Json(503, json!({}))
+                    } else {
+                        Reply::Json(200, intent("succeeded"))
+                    }
+                }
+                ("POST", path) if path.ends_with("/cancel") => Reply::Json(
+                    400,
+                    error_body("invalid_request_error", "status of succeeded", true),
+                ),
+                ("GET", _) => Reply::Json(200, intent("succeeded")),
+                _ => Reply::Json(404, json!({})),
+            },
+        )
+        .await;
+    let stripe = processor(stand_in.base_url.clone());
+    let mut payment = Payment::new(card(CARD));
+    assert!(is_communication(&payment.pay(&stripe).await));
+    let approved = Ok(ProcessorOutcome::Approved {
+        processor_reference: PI.into(),
+        captured: true,
+    });
+    assert_eq!(stripe.authorize(payment.request()).await, approved);
+    assert_eq!(stripe.retrieve(PI).await, approved);
+    assert_eq!(stripe.cancel(PI).await, approved);
+    assert_eq!(
+        localstripe(stand_in.base_url.clone())
+            .answer_challenge(PI, true)
+            .await,
+        approved
+    );
+
+    let requests = stand_in.requests();
+    assert_no_list_or_search(&requests);
+    assert_eq!(
+        targets(&requests),
+        [
+            "POST /v1/payment_methods",
+            "POST /v1/payment_intents",
+            "POST /v1/payment_intents",
+            "GET /v1/payment_intents/pi_standin",
+            "POST /v1/payment_intents/pi_standin/cancel",
+            "GET /v1/payment_intents/pi_standin",
+            "GET /v1/payment_intents/pi_standin",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_reference_never_reaches_the_server() {
+    let stand_in = StandIn::start(vec![Reply::Json(200, intent("succeeded"))]).await;
+    let stripe = processor(stand_in.base_url.clone());
+    for reference in [
+        "",
+        "pi_1/../../v1/charges",
+        "pi_1?success=true",
+        "pi_1#x",
+        "pi 1",
+    ] {
+        for (call, outcome) in [
+            ("retrieve", stripe.retrieve(reference).await),
+            ("cancel", stripe.cancel(reference).await),
+            (
+                "answer_challenge",
+                localstripe(stand_in.base_url.clone())
+                    .answer_challenge(reference, true)
+                    .await,
+            ),
+        ] {
+            // Nothing is sent: cancel and answer refuse the call; a read that cannot be made
+            // says nothing about a charge, so it is a communication error.
+            let expected = if call == "retrieve" {
+                matches!(outcome, Err(ProcessorError::Communication(_)))
+            } else {
+                matches!(outcome, Err(ProcessorError::Controlled(_)))
+            };
+            assert!(expected, "{call} {reference:?}: {outcome:?}");
+        }
+    }
+    assert!(stand_in.requests().is_empty(), "{:?}", stand_in.requests());
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let config = |url: &str, key: &str, timeout: Duration| StripeConfig {
+        base_url: url::Url::parse(url).unwrap(),
+        api_key: key.into(),
+        timeout,
+    };
+    assert!(StripeProcessor::new(config("http://127.0.0.1:1/", "", TIMEOUT)).is_err());
+    assert!(StripeProcessor::new(config("http://127.0.0.1:1/", "sk_x", Duration::ZERO)).is_err());
+    assert!(StripeProcessor::new(config("ftp://127.0.0.1:1/", "sk_x", TIMEOUT)).is_err());
+    let ok =
+        StripeProcessor::new(config("https://api.stripe.com", "sk_test_secret", TIMEOUT)).unwrap();
+    assert!(!format!("{ok:?}").contains("sk_test_secret"));
+}
+
+// ----- localstripe's dialect (`testing::localstripe`) -----------------------------------------
+
+#[tokio::test]
+async fn localstripes_intent_request_is_stripes_without_return_url() {
+    let stand_in = StandIn::start(vec![Reply::Json(200, intent("succeeded"))]).await;
+    let payment = tokenized();
+    let stripe = processor(stand_in.base_url.clone())
+        .authorize(payment.request())
+        .await;
+    let dialect = localstripe(stand_in.base_url.clone())
+        .authorize(payment.request())
+        .await;
+    assert_eq!(dialect, stripe);
+    assert!(
+        matches!(dialect, Ok(ProcessorOutcome::Approved { .. })),
+        "{dialect:?}"
+    );
+
+    let requests = stand_in.requests();
+    assert_eq!(
+        targets(&requests),
+        ["POST /v1/payment_intents", "POST /v1/payment_intents"]
+    );
+    assert_eq!(
+        requests[0].field("return_url"),
+        Some(payment.return_url.clone())
+    );
+    let mut without_return_url = requests[0].form();
+    without_return_url.retain(|(name, _)| name != "return_url");
+    assert_eq!(requests[1].form(), without_return_url);
+    assert_eq!(
+        requests[1].header("idempotency-key"),
+        requests[0].header("idempotency-key")
+    );
+}
 
 #[tokio::test]
 async fn answering_a_challenge_authenticates_with_the_client_secret() {
@@ -916,7 +1091,7 @@ async fn answering_a_challenge_authenticates_with_the_client_secret() {
             Reply::Json(200, settled),
         ])
         .await;
-        let outcome = processor(stand_in.base_url.clone())
+        let outcome = localstripe(stand_in.base_url.clone())
             .answer_challenge(PI, passed)
             .await;
         let expected = if passed {
@@ -970,7 +1145,7 @@ async fn answering_a_settled_payment_returns_what_it_holds_without_authenticatin
         ),
     ] {
         let stand_in = StandIn::start(vec![Reply::Json(200, held)]).await;
-        let outcome = processor(stand_in.base_url.clone())
+        let outcome = localstripe(stand_in.base_url.clone())
             .answer_challenge(PI, true)
             .await;
         assert_eq!(outcome, Ok(expected));
@@ -979,142 +1154,4 @@ async fn answering_a_settled_payment_returns_what_it_holds_without_authenticatin
             ["GET /v1/payment_intents/pi_standin"]
         );
     }
-}
-
-// ----- every call ---------------------------------------------------------------------------
-
-#[tokio::test]
-async fn every_call_to_a_server_that_hangs_is_a_communication_error_within_the_timeout() {
-    let stand_in = StandIn::start(vec![Reply::Hang]).await;
-    let stripe = processor(stand_in.base_url.clone());
-
-    let mut payment = Payment::new(card(CARD));
-    let started = Instant::now();
-    let error = payment.tokenize(&stripe).await.unwrap_err();
-    assert!(
-        matches!(error, ProcessorError::Communication(_)),
-        "tokenize: {error:?}"
-    );
-    assert!(started.elapsed() < TIMEOUT + SLACK, "tokenize");
-    payment.assert_error_has_no_card_data(&error);
-
-    let started = Instant::now();
-    let outcome = stripe.authorize(tokenized().request()).await;
-    assert!(is_communication(&outcome), "authorize: {outcome:?}");
-    assert!(started.elapsed() < TIMEOUT + SLACK, "authorize");
-
-    let started = Instant::now();
-    let outcome = stripe.retrieve(PI).await;
-    assert!(is_communication(&outcome), "retrieve: {outcome:?}");
-    assert!(started.elapsed() < TIMEOUT + SLACK, "retrieve");
-
-    let started = Instant::now();
-    let outcome = stripe.cancel(PI).await;
-    assert!(is_communication(&outcome), "cancel: {outcome:?}");
-    assert!(started.elapsed() < TIMEOUT + SLACK, "cancel");
-
-    let started = Instant::now();
-    let outcome = stripe.answer_challenge(PI, true).await;
-    assert!(is_communication(&outcome), "answer_challenge: {outcome:?}");
-    assert!(started.elapsed() < TIMEOUT + SLACK, "answer_challenge");
-}
-
-#[tokio::test]
-async fn no_call_ever_lists_or_searches() {
-    // A whole payment's life against a server that loses the first intent answer and refuses
-    // the cancel: every recovery is a replay or a retrieve by id.
-    let intent_creates = std::sync::atomic::AtomicUsize::new(0);
-    let stand_in =
-        StandIn::answering(
-            move |request| match (request.method.as_str(), request.path()) {
-                ("POST", "/v1/payment_methods") => payment_method(),
-                ("POST", "/v1/payment_intents") => {
-                    if intent_creates.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
-                        Reply::Json(503, json!({}))
-                    } else {
-                        Reply::Json(200, intent("succeeded"))
-                    }
-                }
-                ("POST", path) if path.ends_with("/cancel") => Reply::Json(
-                    400,
-                    error_body("invalid_request_error", "status of succeeded", true),
-                ),
-                ("GET", _) => Reply::Json(200, intent("succeeded")),
-                _ => Reply::Json(404, json!({})),
-            },
-        )
-        .await;
-    let stripe = processor(stand_in.base_url.clone());
-    let mut payment = Payment::new(card(CARD));
-    assert!(is_communication(&payment.pay(&stripe).await));
-    let approved = Ok(ProcessorOutcome::Approved {
-        processor_reference: PI.into(),
-        captured: true,
-    });
-    assert_eq!(stripe.authorize(payment.request()).await, approved);
-    assert_eq!(stripe.retrieve(PI).await, approved);
-    assert_eq!(stripe.cancel(PI).await, approved);
-    assert_eq!(stripe.answer_challenge(PI, true).await, approved);
-
-    let requests = stand_in.requests();
-    assert_no_list_or_search(&requests);
-    assert_eq!(
-        targets(&requests),
-        [
-            "POST /v1/payment_methods",
-            "POST /v1/payment_intents",
-            "POST /v1/payment_intents",
-            "GET /v1/payment_intents/pi_standin",
-            "POST /v1/payment_intents/pi_standin/cancel",
-            "GET /v1/payment_intents/pi_standin",
-            "GET /v1/payment_intents/pi_standin",
-        ]
-    );
-}
-
-#[tokio::test]
-async fn a_malformed_reference_never_reaches_the_server() {
-    let stand_in = StandIn::start(vec![Reply::Json(200, intent("succeeded"))]).await;
-    let stripe = processor(stand_in.base_url.clone());
-    for reference in [
-        "",
-        "pi_1/../../v1/charges",
-        "pi_1?success=true",
-        "pi_1#x",
-        "pi 1",
-    ] {
-        for (call, outcome) in [
-            ("retrieve", stripe.retrieve(reference).await),
-            ("cancel", stripe.cancel(reference).await),
-            (
-                "answer_challenge",
-                stripe.answer_challenge(reference, true).await,
-            ),
-        ] {
-            // Nothing is sent: cancel and answer refuse the call; a read that cannot be made
-            // says nothing about a charge, so it is a communication error.
-            let expected = if call == "retrieve" {
-                matches!(outcome, Err(ProcessorError::Communication(_)))
-            } else {
-                matches!(outcome, Err(ProcessorError::Controlled(_)))
-            };
-            assert!(expected, "{call} {reference:?}: {outcome:?}");
-        }
-    }
-    assert!(stand_in.requests().is_empty(), "{:?}", stand_in.requests());
-}
-
-#[test]
-fn bad_configurations_are_refused() {
-    let config = |url: &str, key: &str, timeout: Duration| StripeConfig {
-        base_url: url::Url::parse(url).unwrap(),
-        api_key: key.into(),
-        timeout,
-    };
-    assert!(StripeProcessor::new(config("http://127.0.0.1:1/", "", TIMEOUT)).is_err());
-    assert!(StripeProcessor::new(config("http://127.0.0.1:1/", "sk_x", Duration::ZERO)).is_err());
-    assert!(StripeProcessor::new(config("ftp://127.0.0.1:1/", "sk_x", TIMEOUT)).is_err());
-    let ok =
-        StripeProcessor::new(config("https://api.stripe.com", "sk_test_secret", TIMEOUT)).unwrap();
-    assert!(!format!("{ok:?}").contains("sk_test_secret"));
 }

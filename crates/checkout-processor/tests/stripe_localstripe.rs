@@ -1,5 +1,7 @@
-//! The Stripe adapter against a real localstripe, started by each test (a fresh, empty store).
-//! Needs `scripts/localstripe.sh` to have run once (or `LOCALSTRIPE_BIN`).
+//! The Stripe adapter in localstripe's dialect (`testing::localstripe`: no `return_url`, a
+//! challenge answered through localstripe's `_authenticate`) against a real localstripe,
+//! started by each test (a fresh, empty store). Needs `scripts/localstripe.sh` to have run once
+//! (or `LOCALSTRIPE_BIN`).
 //!
 //! Each test pays as the service does (`tokenize`, then `authorize` with the payment method),
 //! then checks what a payer and a merchant care about through localstripe itself: how many
@@ -17,25 +19,29 @@ mod support;
 use std::time::Duration;
 
 use checkout_domain::ports::{CardProcessor, ProcessorError, ProcessorOutcome};
+use checkout_processor::testing::localstripe::LocalstripeProcessor;
 use checkout_processor::{StripeConfig, StripeProcessor};
 use support::localstripe::Localstripe;
 use support::{card, card_with, Payment};
 
-fn processor(localstripe: &Localstripe) -> StripeProcessor {
+fn processor(localstripe: &Localstripe) -> LocalstripeProcessor {
     processor_with_key(localstripe, "sk_test_hosted_checkout")
 }
 
-fn processor_with_key(localstripe: &Localstripe, key: &str) -> StripeProcessor {
-    StripeProcessor::new(StripeConfig {
+fn processor_with_key(localstripe: &Localstripe, key: &str) -> LocalstripeProcessor {
+    LocalstripeProcessor::new(config(localstripe, key)).expect("valid config")
+}
+
+fn config(localstripe: &Localstripe, key: &str) -> StripeConfig {
+    StripeConfig {
         base_url: localstripe.base_url.clone(),
         api_key: key.into(),
         timeout: Duration::from_secs(10),
-    })
-    .expect("valid config")
+    }
 }
 
 /// Pays with a challenge card and returns the processor reference of its challenge.
-async fn challenged(stripe: &StripeProcessor, payment: &mut Payment) -> String {
+async fn challenged(stripe: &LocalstripeProcessor, payment: &mut Payment) -> String {
     match payment.pay(stripe).await {
         Ok(ProcessorOutcome::ChallengeRequired {
             processor_reference,
@@ -337,4 +343,23 @@ async fn a_key_localstripe_does_not_accept_is_a_controlled_error() {
     );
     payment.assert_error_has_no_card_data(&error);
     assert!(localstripe.payment_intents().await.is_empty());
+}
+
+#[tokio::test]
+async fn the_production_adapter_sends_return_url_which_localstripe_refuses() {
+    // Why the dialect exists: the production adapter always sends `return_url` and never
+    // sends the intent again without it, so localstripe refuses the payment and makes nothing.
+    let localstripe = Localstripe::start();
+    let stripe =
+        StripeProcessor::new(config(&localstripe, "sk_test_hosted_checkout")).expect("config");
+    let mut payment = Payment::new(card("4242424242424242"));
+
+    let error = payment.pay(&stripe).await.unwrap_err();
+    assert!(matches!(error, ProcessorError::Controlled(_)), "{error:?}");
+    assert!(
+        error.to_string().contains("Unexpected return_url"),
+        "{error}"
+    );
+    assert!(localstripe.payment_intents().await.is_empty());
+    assert!(localstripe.succeeded_charges().await.is_empty());
 }

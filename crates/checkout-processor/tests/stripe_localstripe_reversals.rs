@@ -1,4 +1,5 @@
-//! The Stripe adapter's capture and refund against a real localstripe (a fresh store per
+//! The Stripe adapter's capture and refund (made through `testing::localstripe`, whose capture
+//! and refund are the production adapter's) against a real localstripe (a fresh store per
 //! test). Needs `scripts/localstripe.sh` to have run once (or `LOCALSTRIPE_BIN`).
 //!
 //! The adapter authorises with automatic capture, so an authorisation held without capture is
@@ -20,12 +21,13 @@ use checkout_domain::ports::{
     CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome, RefundOutcome, RefundRequest,
 };
 use checkout_domain::values::{Amount, Currency, RefundId};
-use checkout_processor::{StripeConfig, StripeProcessor};
+use checkout_processor::testing::localstripe::LocalstripeProcessor;
+use checkout_processor::StripeConfig;
 use support::localstripe::Localstripe;
 use support::{card, unique_bytes, Payment};
 
-fn processor(localstripe: &Localstripe) -> StripeProcessor {
-    StripeProcessor::new(StripeConfig {
+fn processor(localstripe: &Localstripe) -> LocalstripeProcessor {
+    LocalstripeProcessor::new(StripeConfig {
         base_url: localstripe.base_url.clone(),
         api_key: "sk_test_hosted_checkout".into(),
         timeout: Duration::from_secs(10),
@@ -38,7 +40,10 @@ fn usd(value: &str) -> Amount {
 }
 
 /// An authorisation of 10.50 USD held without capture at localstripe; its intent id.
-async fn authorised_only(localstripe: &Localstripe, stripe: &StripeProcessor) -> (Payment, String) {
+async fn authorised_only(
+    localstripe: &Localstripe,
+    stripe: &LocalstripeProcessor,
+) -> (Payment, String) {
     let mut payment = Payment::new(card("4242424242424242"));
     let payment_method = payment.tokenize(stripe).await.unwrap();
     let intent = localstripe
@@ -58,7 +63,7 @@ async fn authorised_only(localstripe: &Localstripe, stripe: &StripeProcessor) ->
 }
 
 /// A payment of 10.50 USD approved and captured through the adapter; its intent id.
-async fn captured(stripe: &StripeProcessor) -> String {
+async fn captured(stripe: &LocalstripeProcessor) -> String {
     let mut payment = Payment::new(card("4242424242424242"));
     match payment.pay(stripe).await {
         Ok(ProcessorOutcome::Approved {

@@ -116,7 +116,7 @@ pub enum ProcessorKind {
     /// The in-process sandbox with test cards.
     #[default]
     Sandbox,
-    /// Stripe's PaymentIntents API (or localstripe).
+    /// Stripe's PaymentIntents API (real Stripe: localstripe refuses its `return_url`).
     Stripe,
 }
 

@@ -51,7 +51,7 @@ fn reference_parameter(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     params(
         ("transactionReferenceNumber" = String, Query, min_length = 1, max_length = 64, example = "ORDER-1001",
          description = "The merchant reference: 1 to 64 printable ASCII characters, as given when the session was created"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
+        crate::openapi::params::OperationId,
     ),
     responses(
         (status = 200, description = "The caller's sessions with this reference, newest first (at most 100), each exactly as GET /pay/api/payment/{checkoutSessionId} shows it; `[]` when there is none", body = [PaymentStatusResponse]),

@@ -20,10 +20,7 @@ use crate::AppState;
     path = "/pay/api/payment/{checkoutSessionId}/cancel",
     tag = "Payments",
     security(("bearer" = [])),
-    params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
-    ),
+    params(crate::openapi::params::SessionPath, crate::openapi::params::OperationId),
     responses(
         (status = 200, description = "Cancelled: the status record, state Cancelled (7)", body = PaymentStatusResponse),
         (status = 422, description = "SVC_008 the session is paid, finished or being processed, and nothing changed (the detail names its state); SVC_003 the processor did not confirm the cancel of a challenge's authorisation, and nothing changed", body = ProblemDetails, content_type = "application/problem+json"),

@@ -21,10 +21,7 @@ use crate::{request_context, AppState};
     tag = "Payments",
     request_body(content = Option<AmountRequest>, description = "Optional: `{\"amount\": 10.00}` for a partial capture; no body captures the whole amount", example = json!({"amount": 10.00})),
     security(("bearer" = [])),
-    params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
-    ),
+    params(crate::openapi::params::SessionPath, crate::openapi::params::OperationId),
     responses(
         (status = 200, description = "Captured: the status record, state Successful, with `capturedAmount`", body = PaymentStatusResponse),
         (status = 400, description = "Validation failed (the errors name `Amount`)", body = ProblemDetails, content_type = "application/problem+json"),
@@ -60,10 +57,7 @@ pub async fn capture_payment(
     path = "/pay/api/payment/{checkoutSessionId}/void",
     tag = "Payments",
     security(("bearer" = [])),
-    params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
-    ),
+    params(crate::openapi::params::SessionPath, crate::openapi::params::OperationId),
     responses(
         (status = 200, description = "SVC_010 reversal completed: the session is Voided", body = ReversalResponse),
         (status = 422, description = "SVC_011 the payment is captured (settled): refund it instead; SVC_008 no authorisation to void; SVC_009 the processor did not confirm the void (nothing changed)", body = ProblemDetails, content_type = "application/problem+json"),

@@ -26,11 +26,7 @@ use crate::AppState;
     tag = "Payments",
     request_body(content = PaymentLinkRequest, example = json!({"totalTransactionAmount": 15000, "currencyCode": "CRC", "transactionReferenceNumber": "INVOICE-77", "generalPurchaseDescription": "Invoice 77", "userEmail": "payer@example.com", "culture": "es"})),
     security(("bearer" = [])),
-    params(
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
-        ("Idempotency-Key" = Option<String>, Header, example = "8e03978e-40d5-43e8-bc93-6894a57f9324",
-         description = "Optional (IETF httpapi idempotency-key draft): 1 to 255 visible ASCII characters, bare or as a quoted string, scoped to the token's terminal. A retry with the same key and the same request (method, path and exact body bytes) within 24 hours gets the first response again (same status and body) with `Idempotent-Replayed: true`, and creates nothing; the same key with another request is 422; a retry while the first still runs is 409. Successes and 4xx answers are kept; a 5xx is not (the retry runs again). Without it, a repeated request is a new request (a reused reference is SVC_001)."),
-    ),
+    params(crate::openapi::params::OperationId, crate::openapi::params::CreateIdempotencyKey),
     responses(
         (status = 200, description = "Link created (or, with `Idempotent-Replayed: true`, the first response to this Idempotency-Key)", body = PaymentLinkResponse,
          headers(("Idempotent-Replayed" = String, description = "`true` when the response is a replay of the first response to the Idempotency-Key; absent otherwise"))),

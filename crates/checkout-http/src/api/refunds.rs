@@ -38,8 +38,8 @@ fn done(state: &AppState, done: &RefundDone) -> ReversalResponse {
     request_body(content = RefundRequest, example = json!({"amount": 5.00})),
     security(("bearer" = [])),
     params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
+        crate::openapi::params::SessionPath,
+        crate::openapi::params::OperationId,
         ("Idempotency-Key" = Option<String>, Header, example = "refund-1001-1",
          description = "Optional, as on the create routes: a retry with the same key and the same request (method, path and exact body bytes) within 24 hours gets the first response again with `Idempotent-Replayed: true`; the same key with another request is 422; a retry while the first still runs is 409."),
     ),
@@ -94,10 +94,7 @@ pub async fn create_refund(
     path = "/pay/api/payment/{checkoutSessionId}/refunds",
     tag = "Payments",
     security(("bearer" = [])),
-    params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
-    ),
+    params(crate::openapi::params::SessionPath, crate::openapi::params::OperationId),
     responses(
         (status = 200, description = "The refunds, oldest first (`[]` when there is none)", body = RefundListResponse),
         BearerErrors, SessionNotFound,

@@ -26,11 +26,7 @@ use crate::AppState;
     tag = "Payments",
     request_body(content = StartPaymentRequest, example = json!({"callbackSuccessUrl": "https://merchant.example/ok", "callbackFailUrl": "https://merchant.example/fail", "callbackBackUrl": "https://merchant.example/cart", "totalTransactionAmount": 25.50, "currencyCode": "USD", "terminalNumber": "SANDBOX-001", "transactionReferenceNumber": "ORDER-1001", "generalPurchaseDescription": "Order 1001", "userEmail": "payer@example.com", "culture": "en", "items": [{"itemCode": "SKU-1", "quantity": 2, "description": "Blue mug", "amount": 10.00, "currencyCode": "USD"}], "additionalCharges": [{"chargeName": "Shipping", "chargeAmount": 5.50, "chargeCurrencyCode": "USD"}]})),
     security(("bearer" = [])),
-    params(
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
-        ("Idempotency-Key" = Option<String>, Header, example = "8e03978e-40d5-43e8-bc93-6894a57f9324",
-         description = "Optional (IETF httpapi idempotency-key draft): 1 to 255 visible ASCII characters, bare or as a quoted string, scoped to the token's terminal. A retry with the same key and the same request (method, path and exact body bytes) within 24 hours gets the first response again (same status and body) with `Idempotent-Replayed: true`, and creates nothing; the same key with another request is 422; a retry while the first still runs is 409. Successes and 4xx answers are kept; a 5xx is not (the retry runs again). Without it, a repeated request is a new request (a reused reference is SVC_001)."),
-    ),
+    params(crate::openapi::params::OperationId, crate::openapi::params::CreateIdempotencyKey),
     responses(
         (status = 200, description = "Session created (or, with `Idempotent-Replayed: true`, the first response to this Idempotency-Key)", body = StartPaymentResponse,
          headers(("Idempotent-Replayed" = String, description = "`true` when the response is a replay of the first response to the Idempotency-Key; absent otherwise"))),

@@ -27,10 +27,7 @@ pub fn session_id(path: &str) -> Result<SessionId, ApiError> {
     path = "/pay/api/payment/{checkoutSessionId}",
     tag = "Payments",
     security(("bearer" = [])),
-    params(
-        ("checkoutSessionId" = String, Path, description = "Session identifier (returned by the create routes)", example = "9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"),
-        ("X-idoperacion" = Option<String>, Header, description = "Merchant operation id for tracing (a UUID per request is recommended)", example = "3f1c9a52-8d4e-4b7a-9e21-5c6d7e8f9a0b"),
-    ),
+    params(crate::openapi::params::SessionPath, crate::openapi::params::OperationId),
     responses(
         (status = 200, description = "The payment status record", body = PaymentStatusResponse),
         (status = 404, description = "SVC_007 payment session not found", body = ProblemDetails, content_type = "application/problem+json"),

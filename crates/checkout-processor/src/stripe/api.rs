@@ -23,11 +23,14 @@ pub(crate) enum IntentStatus {
     Unknown,
 }
 
-/// A PaymentIntent. Its `client_secret` is a secret: this type has no `Debug`.
+/// A PaymentIntent. Its `client_secret` (read with the `testing` feature only) is a secret:
+/// this type has no `Debug`.
 #[derive(Deserialize)]
 pub(crate) struct PaymentIntent {
     pub id: String,
     pub status: IntentStatus,
+    /// Read only by localstripe's `_authenticate` (`testing::localstripe`).
+    #[cfg(feature = "testing")]
     #[serde(default)]
     pub client_secret: Option<String>,
     #[serde(default)]

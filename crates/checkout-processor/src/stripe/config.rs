@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use url::Url;
 
-/// Where and how to reach Stripe (or a Stripe-compatible server such as localstripe).
+/// Where and how to reach Stripe (or, for tests, a stand-in or localstripe).
 #[derive(Clone)]
 pub struct StripeConfig {
     /// The API's base address, for example `https://api.stripe.com/` or

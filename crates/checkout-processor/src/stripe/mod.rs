@@ -1,12 +1,11 @@
-//! The Stripe adapter: the public PaymentIntents API over HTTP, tested against localstripe.
+//! The Stripe adapter: the public PaymentIntents API over HTTP, as real Stripe speaks it.
+//! localstripe's dialect of it is `testing::localstripe`, behind the `testing` feature.
 
 mod amount;
-mod api;
-mod client;
+pub(crate) mod api;
+pub(crate) mod client;
 mod config;
-mod outcome;
-
-use std::sync::atomic::{AtomicBool, Ordering};
+pub(crate) mod outcome;
 
 use async_trait::async_trait;
 use checkout_domain::card::CardDetails;
@@ -20,7 +19,7 @@ use rust_decimal::Decimal;
 pub use config::StripeConfig;
 
 use crate::redact::redact;
-use api::{ApiError, IntentStatus, PaymentIntent, PaymentMethod, Refund};
+use api::{IntentStatus, PaymentIntent, PaymentMethod, Refund};
 use client::{CallError, Client, Form};
 use config::{check_base_url, ApiKey};
 use outcome::outcome_of;
@@ -28,11 +27,10 @@ use outcome::outcome_of;
 /// A card processor speaking Stripe's PaymentIntents API (form-encoded, idempotency keys
 /// derived from the attempt, one timeout per call). A lost answer is recovered by sending the
 /// same request again with the same key; it never lists or searches, since Stripe's lists lag
-/// behind its writes.
+/// behind its writes. Every intent create sends `return_url`: a challenge is hosted by Stripe,
+/// which sends the payer back there.
 pub struct StripeProcessor {
     client: Client,
-    /// Cleared when the server refuses `return_url` (localstripe does).
-    sends_return_url: AtomicBool,
 }
 
 impl std::fmt::Debug for StripeProcessor {
@@ -54,8 +52,13 @@ impl StripeProcessor {
         let api_key = ApiKey::parse(config.api_key)?;
         Ok(StripeProcessor {
             client: Client::new(config.base_url, api_key, config.timeout)?,
-            sends_return_url: AtomicBool::new(true),
         })
+    }
+
+    /// The HTTP client, for the localstripe dialect's own calls.
+    #[cfg(feature = "testing")]
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
     }
 
     async fn create_payment_method(
@@ -93,51 +96,32 @@ impl StripeProcessor {
         }
     }
 
-    /// The intent-creating request of `request`: the same form on every send, so that a
-    /// replay with the same key is recognised.
-    fn intent_form(&self, request: &AuthorizationRequest<'_>) -> Result<Form, ProcessorError> {
-        let minor_units = amount::minor_units(request.amount).ok_or_else(|| {
-            ProcessorError::Controlled("the amount does not fit Stripe's minor units".into())
-        })?;
-        let mut form: Form = vec![
-            ("amount", minor_units.to_string()),
-            (
-                "currency",
-                request.amount.currency().code().to_ascii_lowercase(),
-            ),
-            ("payment_method", request.payment_method.to_owned()),
-            ("payment_method_types[0]", "card".into()),
-            ("confirm", "true".into()),
-            ("metadata[attempt]", request.attempt.to_string()),
-            ("metadata[session]", request.session.to_string()),
-            (
-                "metadata[internal_reference]",
-                request.internal_reference.as_str().to_owned(),
-            ),
-        ];
-        if self.sends_return_url.load(Ordering::Relaxed) {
-            form.push(("return_url", request.return_url.to_owned()));
+    /// Sends `form`, the intent create of `request` (see [`intent_form`]), under the attempt's
+    /// key, and reads the answer; what comes back is redacted and logged.
+    pub(crate) async fn send_authorization(
+        &self,
+        request: &AuthorizationRequest<'_>,
+        form: &Form,
+    ) -> Result<ProcessorOutcome, ProcessorError> {
+        let answer = scrubbed(self.authorize_payment(request, form).await);
+        match &answer {
+            Ok(outcome) => {
+                tracing::debug!(attempt = %request.attempt, ?outcome, "stripe authorisation")
+            }
+            Err(error) => {
+                tracing::debug!(attempt = %request.attempt, %error, "stripe authorisation failed")
+            }
         }
-        Ok(form)
+        answer
     }
 
     async fn authorize_payment(
         &self,
         request: &AuthorizationRequest<'_>,
+        form: &Form,
     ) -> Result<ProcessorOutcome, ProcessorError> {
         let key = format!("{}-payment-intent", request.attempt.idempotency_key());
-        let mut form = self.intent_form(request)?;
-        let mut created = self.create_intent(&key, &form).await;
-        if matches!(&created, Err(CallError::Refused { error, .. })
-            if refuses_return_url(error) && error.payment_intent.is_none())
-        {
-            // localstripe: a 400 raised before anything was created. Retry without it.
-            tracing::warn!("the Stripe server refuses return_url; sending none from now on");
-            self.sends_return_url.store(false, Ordering::Relaxed);
-            form.retain(|(name, _)| *name != "return_url");
-            created = self.create_intent(&key, &form).await;
-        }
-        match created {
+        match self.create_intent(&key, form).await {
             Ok(intent) => outcome_of(&intent),
             Err(CallError::Declined(error)) => Ok(ProcessorOutcome::Declined {
                 processor_reference: error.reference(),
@@ -189,52 +173,6 @@ impl StripeProcessor {
                     ProcessorError::Controlled(text) | ProcessorError::Communication(text) => text,
                 }
             ))),
-        }
-    }
-
-    /// localstripe's stand-in for the payer's 3DS page (`_authenticate`): a test server's
-    /// extension, used only when the service hosts the challenge page itself.
-    async fn authenticate(
-        &self,
-        reference: &str,
-        passed: bool,
-    ) -> Result<ProcessorOutcome, ProcessorError> {
-        let intent = self
-            .client
-            .get::<PaymentIntent>(
-                "retrieve payment intent",
-                &["v1", "payment_intents", reference],
-                &[],
-            )
-            .await
-            .map_err(failure_of)?;
-        if intent.status != IntentStatus::RequiresAction {
-            return outcome_of(&intent);
-        }
-        let client_secret = intent.client_secret.ok_or_else(|| {
-            ProcessorError::Controlled(format!("payment intent {reference} has no client secret"))
-        })?;
-        let form: Form = vec![
-            ("client_secret", client_secret),
-            ("success", passed.to_string()),
-        ];
-        match self
-            .client
-            .post::<PaymentIntent>(
-                "authenticate payment intent",
-                &["v1", "payment_intents", reference, "_authenticate"],
-                None,
-                &form,
-            )
-            .await
-        {
-            Ok(intent) => outcome_of(&intent),
-            // A decline at charge time, after a passed authentication.
-            Err(CallError::Declined(error)) => Ok(ProcessorOutcome::Declined {
-                processor_reference: Some(reference.to_owned()),
-                reason: error.reason(),
-            }),
-            Err(e) => Err(failure_of(e)),
         }
     }
 
@@ -362,6 +300,32 @@ impl StripeProcessor {
     }
 }
 
+/// The intent create of `request`: the same form on every send, so that a replay with the same
+/// key is recognised.
+pub(crate) fn intent_form(request: &AuthorizationRequest<'_>) -> Result<Form, ProcessorError> {
+    let minor_units = amount::minor_units(request.amount).ok_or_else(|| {
+        ProcessorError::Controlled("the amount does not fit Stripe's minor units".into())
+    })?;
+    Ok(vec![
+        ("amount", minor_units.to_string()),
+        (
+            "currency",
+            request.amount.currency().code().to_ascii_lowercase(),
+        ),
+        ("payment_method", request.payment_method.to_owned()),
+        ("payment_method_types[0]", "card".into()),
+        ("confirm", "true".into()),
+        ("metadata[attempt]", request.attempt.to_string()),
+        ("metadata[session]", request.session.to_string()),
+        (
+            "metadata[internal_reference]",
+            request.internal_reference.as_str().to_owned(),
+        ),
+        // Where Stripe sends the payer back after a challenge on its own page.
+        ("return_url", request.return_url.to_owned()),
+    ])
+}
+
 /// The text of a failed call, whatever its kind.
 fn describe(error: CallError) -> String {
     match failure_of(error) {
@@ -370,7 +334,7 @@ fn describe(error: CallError) -> String {
 }
 
 /// A failed call as a processor error (a decline where none is expected is a refusal).
-fn failure_of(error: CallError) -> ProcessorError {
+pub(crate) fn failure_of(error: CallError) -> ProcessorError {
     match error {
         CallError::Declined(error) => {
             ProcessorError::Controlled(format!("HTTP 402: {}", error.describe()))
@@ -388,13 +352,8 @@ fn failure_of(error: CallError) -> ProcessorError {
     }
 }
 
-/// localstripe's refusal of the `return_url` parameter.
-fn refuses_return_url(error: &ApiError) -> bool {
-    error.message.as_deref() == Some("Unexpected return_url")
-}
-
 /// A processor reference goes into a URL path: Stripe ids are letters, digits and `_`.
-fn check_reference(reference: &str) -> Result<(), ProcessorError> {
+pub(crate) fn check_reference(reference: &str) -> Result<(), ProcessorError> {
     let well_formed = !reference.is_empty()
         && reference.len() <= 255
         && reference
@@ -420,7 +379,7 @@ fn scrub_error(error: ProcessorError, secrets: &[&str]) -> ProcessorError {
 }
 
 /// Redacts every text of an answer.
-fn scrubbed(
+pub(crate) fn scrubbed(
     answer: Result<ProcessorOutcome, ProcessorError>,
 ) -> Result<ProcessorOutcome, ProcessorError> {
     match answer {
@@ -453,16 +412,8 @@ impl CardProcessor for StripeProcessor {
         &self,
         request: AuthorizationRequest<'_>,
     ) -> Result<ProcessorOutcome, ProcessorError> {
-        let answer = scrubbed(self.authorize_payment(&request).await);
-        match &answer {
-            Ok(outcome) => {
-                tracing::debug!(attempt = %request.attempt, ?outcome, "stripe authorisation")
-            }
-            Err(error) => {
-                tracing::debug!(attempt = %request.attempt, %error, "stripe authorisation failed")
-            }
-        }
-        answer
+        let form = intent_form(&request)?;
+        self.send_authorization(&request, &form).await
     }
 
     async fn retrieve(
@@ -472,13 +423,21 @@ impl CardProcessor for StripeProcessor {
         scrubbed(self.read(processor_reference).await)
     }
 
+    /// Stripe hosts its challenges: the payer answers on Stripe's own page (the intent's
+    /// `next_action.redirect_to_url`) and Stripe sends them back to `return_url`, where the
+    /// service reads the intent with `retrieve`. Stripe's API takes no answer on the payer's
+    /// behalf, so this sends nothing and answers `Controlled`, as the port allows for a
+    /// processor that hosts its own challenges: the caller then reads the intent with
+    /// `retrieve` and assumes nothing about a charge.
     async fn answer_challenge(
         &self,
-        processor_reference: &str,
-        passed: bool,
+        _processor_reference: &str,
+        _passed: bool,
     ) -> Result<ProcessorOutcome, ProcessorError> {
-        check_reference(processor_reference)?;
-        scrubbed(self.authenticate(processor_reference, passed).await)
+        Err(ProcessorError::Controlled(
+            "Stripe hosts its challenges: the payer answers on Stripe's page, not through the API"
+                .into(),
+        ))
     }
 
     async fn cancel(&self, processor_reference: &str) -> Result<ProcessorOutcome, ProcessorError> {
