@@ -29,6 +29,14 @@ struct Answer {
     body: Vec<u8>,
 }
 
+/// One request: method, path, extra headers, body.
+struct Request<'a> {
+    method: &'a str,
+    path: &'a str,
+    headers: &'a [(&'a str, &'a str)],
+    body: &'a [u8],
+}
+
 /// One keep-alive HTTP/1.1 connection, opened again after an error or a `Connection: close`.
 struct Connection {
     /// `host:port`.
@@ -44,28 +52,23 @@ impl Connection {
         }
     }
 
-    /// Sends one request and reads its whole answer.
-    async fn send(
-        &mut self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> io::Result<Answer> {
-        let answer = self.exchange(method, path, headers, body).await;
+    /// Sends one request and reads its whole answer; after an error the next request opens a
+    /// new connection.
+    async fn send(&mut self, request: Request<'_>) -> io::Result<Answer> {
+        let answer = self.exchange(&request).await;
         if answer.is_err() {
             self.stream = None;
         }
         answer
     }
 
-    async fn exchange(
-        &mut self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> io::Result<Answer> {
+    async fn exchange(&mut self, request: &Request<'_>) -> io::Result<Answer> {
+        let Request {
+            method,
+            path,
+            headers,
+            body,
+        } = *request;
         let stream = match &mut self.stream {
             Some(stream) => stream,
             None => {
@@ -182,15 +185,15 @@ async fn pay(conn: &mut Connection, token: &str, reference: &str) -> String {
          \"transactionReferenceNumber\":\"{reference}\"}}"
     );
     let created = conn
-        .send(
-            "POST",
-            "/pay/api/start-payment",
-            &[
+        .send(Request {
+            method: "POST",
+            path: "/pay/api/start-payment",
+            headers: &[
                 ("Authorization", &bearer),
                 ("Content-Type", "application/json"),
             ],
-            body.as_bytes(),
-        )
+            body: body.as_bytes(),
+        })
         .await;
     let session = match created {
         Ok(answer) if answer.status == 200 => {
@@ -206,7 +209,12 @@ async fn pay(conn: &mut Connection, token: &str, reference: &str) -> String {
     };
 
     let page = match conn
-        .send("GET", &format!("/pay/checkout-payment/{session}"), &[], &[])
+        .send(Request {
+            method: "GET",
+            path: &format!("/pay/checkout-payment/{session}"),
+            headers: &[],
+            body: &[],
+        })
         .await
     {
         Ok(page) if page.status == 200 && !page.cookies.is_empty() => page,
@@ -226,15 +234,15 @@ async fn pay(conn: &mut Connection, token: &str, reference: &str) -> String {
     let cookie = page.cookies.join("; ");
     let started = Instant::now();
     match conn
-        .send(
-            "POST",
-            "/pay/process-payment",
-            &[
+        .send(Request {
+            method: "POST",
+            path: "/pay/process-payment",
+            headers: &[
                 ("Content-Type", "application/x-www-form-urlencoded"),
                 ("Cookie", &cookie),
             ],
-            form.as_bytes(),
-        )
+            body: form.as_bytes(),
+        })
         .await
     {
         Ok(posted) => format!("{} {:.3}", posted.status, started.elapsed().as_secs_f64()),
