@@ -72,10 +72,11 @@ impl Combiner {
 
 /// The number of writers for a pool of `pool_size` connections: one per 16 connections, at
 /// least one. Each statement costs PostgreSQL a commit and a fixed overhead whatever it
-/// carries, so fewer writers mean larger statements and less work per create: measured at 32
-/// connections (docs/performance.md), PostgreSQL spent 72 to 94 µs of CPU per create with one
-/// writer, 107 to 113 with two and 124 to 128 with four, for the same throughput or better;
-/// one statement of up to [`MAX_BATCH`] creates in flight keeps up with the pool's other work.
+/// carries, so fewer writers mean larger statements and less work per create: at 32
+/// connections (docs/performance.md, second round) PostgreSQL spent 96 to 104 µs of CPU per
+/// create with one writer against 115 to 128 with two, and one writer was also the faster
+/// (so was it against four: 78 to 83 µs per create in the benchmark against 114 to 117).
+/// Starting a second writer only when 16 creates wait gained nothing and was not kept.
 pub(crate) fn writers_for(pool_size: usize) -> usize {
     (pool_size / 16).max(1)
 }
