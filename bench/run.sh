@@ -3,8 +3,8 @@
 #
 #   ./bench/run.sh
 #
-# 1. builds the server in release (skipped when CHECKOUT_BIN names a binary) and installs wrk
-#    (and the postgresql package when initdb is missing);
+# 1. builds the server (skipped when CHECKOUT_BIN names a binary) and bench/payer in release,
+#    and installs wrk (and the postgresql package when initdb is missing);
 # 2. starts a fresh private PostgreSQL cluster in a temp folder, with production durability
 #    (fsync, synchronous_commit and full_page_writes on), on a unix socket;
 # 3. measures the database's ceiling with pgbench on that cluster: single-row INSERTs into the

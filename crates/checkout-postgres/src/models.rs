@@ -323,11 +323,8 @@ pub(crate) struct AttemptRow {
     pub updated_at: OffsetDateTime,
 }
 
-/// A new `payment_attempts` row, borrowed from the attempt. `None` binds NULL (no column of
-/// the table has a default but `seq`, which is not written), so the INSERT is cached.
-#[derive(Insertable)]
-#[diesel(table_name = payment_attempts, check_for_backend(diesel::pg::Pg))]
-#[diesel(treat_none_as_default_value = false)]
+/// An attempt's `payment_attempts` columns, borrowed from the attempt: what the statements of
+/// `attempt_writes` bind (`None` binds NULL; `seq` is never written).
 pub(crate) struct NewAttemptRow<'a> {
     pub id: Uuid,
     pub session_id: Uuid,
