@@ -3,6 +3,7 @@
 mod cache;
 mod config;
 mod files;
+mod hashing;
 mod jwks;
 mod keys;
 mod provider;

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::anyhow;
 use async_trait::async_trait;
@@ -18,9 +18,10 @@ use tokio::sync::Semaphore;
 
 use crate::cache::{token_key, VerifiedTokens, DEFAULT_TOKEN_CACHE_CAPACITY};
 use crate::config::IdentityConfig;
+use crate::hashing::HashingPool;
 use crate::keys::KeySet;
 use crate::revocation::{ClientStatus, DEFAULT_CLIENT_STATUS_TTL};
-use crate::secrets::{random_bytes, verify_secret_with_memory, HashingMemory, DUMMY_HASH};
+use crate::secrets::{random_bytes, verify_secret_with_memory, DUMMY_HASH};
 use crate::tokens::{self, AccessClaims, MAX_TOKEN_LEN};
 
 /// Longer client secrets are refused without being hashed (ours are 43 characters).
@@ -32,10 +33,11 @@ const MAX_SECRET_LEN: usize = 1024;
 /// Argon2 runs on tokio's blocking pool, at most
 /// [`with_max_concurrent_verifications`](Self::with_max_concurrent_verifications) at a time
 /// (one per CPU by default), so a burst of token requests neither stalls the async workers
-/// nor exhausts memory. Each of those permits has its own block of Argon2 memory (19 MiB),
-/// allocated by its first use and reused by every later verification, so the process holds
-/// at most permits × 19 MiB for hashing, instead of leaving freed 19 MiB blocks in the
-/// allocator's per-thread heaps. It needs a tokio runtime (actix-web's is one).
+/// nor exhausts memory. Each running verification has a block of Argon2 memory (19 MiB); a
+/// burst reuses the blocks from one verification to the next, and the last verification of
+/// the burst gives them back to the operating system, so the process holds at most
+/// permits × 19 MiB for hashing while tokens are issued and none at rest. It needs a tokio
+/// runtime (actix-web's is one).
 ///
 /// Verified bearer tokens are kept in a small bounded cache until their `exp` (see
 /// [`with_token_cache_capacity`](Self::with_token_cache_capacity)), so that a token reused
@@ -51,8 +53,8 @@ pub struct BuiltinIdentity {
     clients: Arc<dyn ClientStore>,
     validation: Validation,
     hashing: Arc<Semaphore>,
-    /// One Argon2 memory per permit of `hashing`, taken by a verification while it runs.
-    hashing_memory: Arc<Mutex<Vec<HashingMemory>>>,
+    /// The Argon2 memories of the verifications under way (at most one per permit).
+    hashing_memory: Arc<HashingPool>,
     verified: VerifiedTokens,
     client_status: ClientStatus,
 }
@@ -68,7 +70,7 @@ impl BuiltinIdentity {
             keys,
             clients,
             hashing: Arc::new(Semaphore::new(cpus)),
-            hashing_memory: Arc::new(Mutex::new(Vec::new())),
+            hashing_memory: Arc::default(),
             verified: VerifiedTokens::new(DEFAULT_TOKEN_CACHE_CAPACITY),
             client_status: ClientStatus::new(DEFAULT_CLIENT_STATUS_TTL),
         }
@@ -78,7 +80,7 @@ impl BuiltinIdentity {
     /// Zero counts as one.
     pub fn with_max_concurrent_verifications(mut self, max: usize) -> Self {
         self.hashing = Arc::new(Semaphore::new(max.max(1)));
-        self.hashing_memory = Arc::new(Mutex::new(Vec::new()));
+        self.hashing_memory = Arc::default();
         self
     }
 
@@ -150,32 +152,29 @@ impl BuiltinIdentity {
         } else {
             Secret::new("")
         };
-        // The permit moves into the blocking task and is released only when the hash is
-        // done, even if this request is dropped meanwhile (a client that disconnects), so
-        // that no more verifications run than there are permits.
+        // The turn and the permit move into the blocking task and are released only when the
+        // hash is done, even if this request is dropped meanwhile (a client that disconnects),
+        // so that no more verifications run than there are permits.
+        let turn = self.hashing_memory.turn();
         let permit = Arc::clone(&self.hashing)
             .acquire_owned()
             .await
             .map_err(|e| anyhow!("the secret verification limiter is closed: {e}"))?;
-        // With a permit, one of the memories is free (or not yet allocated): at most one per
+        // With a permit, one of the kept memories is free (or none is kept): at most one per
         // permit ever exists. A verification that panics loses its memory, and a later one
         // allocates anew, so the bound holds.
-        let memories = Arc::clone(&self.hashing_memory);
         let matches = tokio::task::spawn_blocking(move || {
-            let mut memory = lock(&memories).pop().unwrap_or_default();
+            let mut memory = turn.take();
             let matches = verify_secret_with_memory(&hash, secret.expose(), &mut memory);
-            lock(&memories).push(memory);
+            turn.give_back(memory);
             drop(permit);
+            drop(turn);
             matches
         })
         .await
         .map_err(|e| anyhow!("secret verification did not finish: {e}"))?;
         Ok(client.filter(|_| matches))
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl fmt::Debug for BuiltinIdentity {

@@ -55,6 +55,9 @@ pub fn verify_secret(hash: &str, secret: &str) -> bool {
 
 /// Argon2 working memory that [`verify_secret_with_memory`] reuses from one verification to
 /// the next, instead of allocating (and faulting in) a fresh block of tens of MiB each time.
+///
+/// Its blocks are always a mapping of their own, so dropping it gives the memory back to the
+/// operating system (see `RESERVED_BLOCKS`).
 #[derive(Default)]
 pub struct HashingMemory {
     blocks: Vec<Block>,
@@ -85,6 +88,15 @@ impl std::fmt::Debug for HashingMemory {
 /// (19 MiB), that of every hash made by [`hash_secret`]. A stored hash with a larger memory
 /// cost is verified in a block allocated for that call alone.
 const KEPT_BLOCKS: usize = Params::DEFAULT_M_COST as usize;
+
+/// The capacity reserved for a [`HashingMemory`]'s blocks: 33 MiB of address space, of which
+/// only the blocks a hash uses (19 MiB by default) are ever written, hence resident. glibc
+/// serves an allocation from its heaps, which keep what is freed, unless it is at least its
+/// mmap threshold; that threshold rises to the size of each mmap-served block freed, up to
+/// 32 MiB on 64-bit (mallopt(3)). A 19 MiB block would thus be mapped once, and then sit in a
+/// heap for good; a reservation above the ceiling is mapped every time and unmapped when
+/// dropped.
+const RESERVED_BLOCKS: usize = 33 * 1024 * 1024 / Block::SIZE;
 
 /// Like [`verify_secret`], but Argon2 works in `memory`, which grows once to the hash's
 /// memory cost (up to 19 MiB) and is kept for the next call. The result is compared with the
@@ -124,6 +136,9 @@ pub fn verify_secret_with_memory(hash: &str, secret: &str, memory: &mut HashingM
     };
     let hashed = if needed <= KEPT_BLOCKS {
         if memory.blocks.len() < needed {
+            if memory.blocks.capacity() < needed {
+                memory.blocks = Vec::with_capacity(RESERVED_BLOCKS.max(needed));
+            }
             memory.blocks.resize(needed, Block::default());
         }
         argon2.hash_password_into_with_memory(secret.as_bytes(), salt, output, &mut memory.blocks)
