@@ -23,6 +23,7 @@
 #   BENCH_CLIENTS         pgbench clients and wrk connections (default 32)
 #   BENCH_THREADS         pgbench -j and wrk -t (default 2)
 #   BENCH_SELECT_ROWS     rows pre-filled for the pgbench SELECT (default 100000)
+#   BENCH_STATUS_SESSIONS sessions the status runs poll at random (default 10000)
 #   BENCH_BUILD_NICE      niceness of the cargo build (default 0)
 #   BENCH_PROCESSOR_DELAY_MS  how slow the sandbox card processor is made (default 2000)
 #   BENCH_SLOW_PAYERS     payments kept in flight during the slow-processor status run (default 16)
@@ -43,6 +44,7 @@ WARMUP="${BENCH_WARMUP_SECONDS:-3}"
 CLIENTS="${BENCH_CLIENTS:-32}"
 THREADS="${BENCH_THREADS:-2}"
 SELECT_ROWS="${BENCH_SELECT_ROWS:-100000}"
+STATUS_SESSIONS="${BENCH_STATUS_SESSIONS:-10000}"
 PROCESSOR_DELAY_MS="${BENCH_PROCESSOR_DELAY_MS:-2000}"
 SLOW_PAYERS="${BENCH_SLOW_PAYERS:-16}"
 PAYERS="${BENCH_PAYERS:-$CLIENTS}"
@@ -273,15 +275,6 @@ vm_kb() { sed -nE "s/^$1:[[:space:]]+([0-9]+) kB/\1/p" "/proc/$SERVER_PID/status
 CLIENT_ID=sandbox-client
 start_server 0
 RUN_PREFIX="B$(date +%s)$RANDOM"
-SESSION_ID="$(curl -sf -X POST "$BASE/pay/api/start-payment" \
-    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-    -d "{\"callbackSuccessUrl\":\"https://merchant.example/ok\",
-         \"callbackFailUrl\":\"https://merchant.example/fail\",
-         \"totalTransactionAmount\":25.50,\"currencyCode\":\"USD\",
-         \"transactionReferenceNumber\":\"$RUN_PREFIX-status\",
-         \"items\":[{\"itemCode\":\"SKU-1\",\"quantity\":1,\"amount\":25.50,\"currencyCode\":\"USD\"}]}" |
-    sed -nE 's/.*"checkoutSessionId":"([^"]+)".*/\1/p')"
-[[ -n "$SESSION_ID" ]] || die "could not create the session for the status run"
 
 # --- 5. wrk against the server --------------------------------------------------------------
 
@@ -323,7 +316,14 @@ run_wrk() {
 }
 
 run_wrk START "$BENCH_DIR/start-payment.lua" "$TOKEN" "$RUN_PREFIX"
-run_wrk STATUS "$BENCH_DIR/status.lua" "$TOKEN" "$SESSION_ID"
+# The status runs poll STATUS_SESSIONS sessions of the start-payment run, drawn at random,
+# as pgbench's SELECT reads random rows: not one session, which combined reads would
+# answer from a single row.
+STATUS_IDS="$WORK/status-ids.txt"
+psql_q -d checkout -At -c "SELECT id FROM payment_sessions ORDER BY random() LIMIT $STATUS_SESSIONS" \
+    >"$STATUS_IDS"
+(($(wc -l <"$STATUS_IDS") > 0)) || die "the start-payment run left no session for the status run"
+run_wrk STATUS "$BENCH_DIR/status.lua" "$TOKEN" "$STATUS_IDS"
 
 # Card payments through the hosted page with the sandbox processor answering at once: PAYERS
 # payers (bench/payer: start-payment, the page, the card form post) for WARMUP seconds
@@ -374,7 +374,7 @@ log "$SLOW_PAYERS payers through the hosted page, processor ${PROCESSOR_DELAY_MS
 PAYER_PIDS+=($!)
 sleep 3
 PAYMENTS_BEFORE="$(wc -l <"$PAYMENTS")"
-run_wrk STATUS_SLOW "$BENCH_DIR/status.lua" "$TOKEN" "$SESSION_ID"
+run_wrk STATUS_SLOW "$BENCH_DIR/status.lua" "$TOKEN" "$STATUS_IDS"
 PAYMENTS_DURING="$(($(wc -l <"$PAYMENTS") - PAYMENTS_BEFORE))"
 kill "${PAYER_PIDS[@]}" 2>/dev/null || true
 wait "${PAYER_PIDS[@]}" 2>/dev/null || true
