@@ -17,7 +17,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::attempt_writes::{BeginAttempt, RecordAttempt};
+use crate::combining;
 use crate::models::{session_from_rows, AttemptRow, ChargeRow, ItemRow, NewAttemptRow, SessionRow};
+use crate::read_combining::SessionReads;
 use crate::schema::{payment_attempts, payment_sessions, session_charges, session_items};
 use crate::store::PgStore;
 use crate::{card_attempts, counters, write_combining};
@@ -406,20 +408,9 @@ impl SessionRepository for PgStore {
     }
 
     async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
-        let mut conn = self.conn().await?;
-        // The session row only: one statement, one round trip; a second for the card
-        // attempts of a session that has had a card.
-        let mut session = payment_sessions::table
-            .find(id.as_uuid())
-            .select(SessionRow::as_select())
-            .first(&mut conn)
-            .await
-            .optional()
-            .with_context(|| format!("reading payment session {id}"))?
-            .map(|row| session_from_rows(row, Vec::new(), Vec::new()))
-            .transpose()?;
-        card_attempts::fill(&conn, session.iter_mut()).await?;
-        Ok(session)
+        // Read with the reads in flight, in one statement, or at once when none is queued
+        // (`read_combining`).
+        combining::submit::<SessionReads>(self, id).await
     }
 }
 

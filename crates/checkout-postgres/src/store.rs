@@ -8,8 +8,10 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::AsyncPgConnection;
 
+use crate::combining::{runners_for, Combiner};
 use crate::pool::{self, PoolSettings, PooledConnection};
-use crate::write_combining::{self, Combiner};
+use crate::read_combining::{SessionReads, TerminalReads};
+use crate::write_combining::SessionWrites;
 
 /// PostgreSQL storage of sessions, attempts, terminals and OAuth clients, over a pool of
 /// diesel-async connections. Cheap to clone: clones share the pool.
@@ -24,7 +26,9 @@ pub struct PgStore {
 struct Inner {
     pool: Pool<AsyncPgConnection>,
     checkout_timeout: Duration,
-    combiner: Combiner,
+    writes: Combiner<SessionWrites>,
+    reads: Combiner<SessionReads>,
+    terminal_reads: Combiner<TerminalReads>,
 }
 
 impl fmt::Debug for PgStore {
@@ -54,7 +58,9 @@ impl PgStore {
             inner: Arc::new(Inner {
                 pool: pool::build(database_url, settings)?,
                 checkout_timeout: settings.checkout_timeout,
-                combiner: Combiner::new(write_combining::writers_for(settings.max_size)),
+                writes: Combiner::new(runners_for(settings.max_size)),
+                reads: Combiner::new(runners_for(settings.max_size)),
+                terminal_reads: Combiner::new(runners_for(settings.max_size)),
             }),
         };
         drop(store.conn().await?);
@@ -68,8 +74,18 @@ impl PgStore {
     }
 
     /// The write combining of session creates.
-    pub(crate) fn combiner(&self) -> &Combiner {
-        &self.inner.combiner
+    pub(crate) fn writes(&self) -> &Combiner<SessionWrites> {
+        &self.inner.writes
+    }
+
+    /// The read combining of session reads without their lines.
+    pub(crate) fn reads(&self) -> &Combiner<SessionReads> {
+        &self.inner.reads
+    }
+
+    /// The read combining of terminal reads.
+    pub(crate) fn terminal_reads(&self) -> &Combiner<TerminalReads> {
+        &self.inner.terminal_reads
     }
 
     /// A connection from the pool, or an error after the checkout timeout.

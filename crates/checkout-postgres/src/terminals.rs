@@ -8,23 +8,18 @@ use checkout_domain::values::{CallbackHosts, MaxCardAttempts, TerminalNumber};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
+use crate::combining;
 use crate::models::{NewTerminalRow, TerminalRow};
+use crate::read_combining::TerminalReads;
 use crate::schema::terminals;
 use crate::store::{is_unique_violation, PgStore};
 
 #[async_trait]
 impl TerminalDirectory for PgStore {
     async fn get_terminal(&self, number: &TerminalNumber) -> anyhow::Result<Option<Terminal>> {
-        let mut conn = self.conn().await?;
-        terminals::table
-            .find(number.as_str())
-            .select(TerminalRow::as_select())
-            .first(&mut conn)
-            .await
-            .optional()
-            .with_context(|| format!("reading terminal {number}"))?
-            .map(Terminal::try_from)
-            .transpose()
+        // Read with the terminal reads in flight, in one statement, or at once when none is
+        // queued (`read_combining`).
+        combining::submit::<TerminalReads>(self, number.clone()).await
     }
 }
 

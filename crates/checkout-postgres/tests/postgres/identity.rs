@@ -5,6 +5,7 @@ use checkout_domain::auth::{OAuthClient, Role};
 use checkout_domain::ports::{ClientStore, TerminalDirectory};
 use checkout_domain::terminal::Terminal;
 use checkout_domain::values::CallbackHosts;
+use checkout_postgres::PgStore;
 use checkout_test_db::TestDatabase;
 
 use crate::support::*;
@@ -82,6 +83,54 @@ async fn terminals_round_trip_and_are_managed() {
     let numbers: Vec<&str> = listed.iter().map(|t| t.number.as_str()).collect();
     assert_eq!(numbers, ["T-A", "T-B"]);
     assert_eq!((listed[0].active, listed[1].active), (true, false));
+}
+
+/// Concurrent terminal reads are combined into shared statements (read combining): each gets
+/// its own terminal, active or not, an unknown number gets none, and a deactivation committed
+/// before a read is seen by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_concurrent_terminal_reads_each_gets_its_own_terminal() {
+    let (_db, store) = database().await;
+    let terminals: Vec<Terminal> = (0..12)
+        .map(|i| Terminal {
+            number: terminal(&format!("T-R{i}")),
+            display_name: format!("Shop {i}"),
+            active: i % 3 != 0,
+            callback_hosts: None,
+            max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+        })
+        .collect();
+    for t in &terminals {
+        store.create_terminal(t).await.unwrap();
+    }
+    let reads = |store: PgStore| {
+        let mut tasks = tokio::task::JoinSet::new();
+        let numbers = terminals.iter().map(|t| t.number.clone()).cycle().take(240);
+        for number in numbers.chain([terminal("T-NONE")]) {
+            let store = store.clone();
+            tasks.spawn(async move { (number.clone(), store.get_terminal(&number).await) });
+        }
+        tasks
+    };
+    let check = |mut tasks: tokio::task::JoinSet<_>, expected: Vec<Terminal>| async move {
+        let mut answered = 0;
+        while let Some(joined) = tasks.join_next().await {
+            let (number, read): (checkout_domain::values::TerminalNumber, anyhow::Result<_>) =
+                joined.unwrap();
+            let want = expected.iter().find(|t| t.number == number).cloned();
+            assert_eq!(read.unwrap(), want, "the read of {number}");
+            answered += 1;
+        }
+        assert_eq!(answered, 241);
+    };
+    check(reads(store.clone()), terminals.clone()).await;
+
+    let mut changed = terminals.clone();
+    for t in changed.iter_mut().filter(|t| t.active) {
+        assert!(store.set_terminal_active(&t.number, false).await.unwrap());
+        t.active = false;
+    }
+    check(reads(store.clone()), changed).await;
 }
 
 #[tokio::test]

@@ -266,6 +266,67 @@ async fn of_concurrent_inserts_a_bad_one_fails_alone_and_each_reference_has_one_
     );
 }
 
+/// Concurrent reads are combined into shared statements (read combining): each read gets its
+/// own session, as a read alone gets it (with the card attempts of those that have had a
+/// card), several reads of one session each get it, and an unknown id gets none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_concurrent_reads_each_gets_its_own_session() {
+    let (_db, store) = database().await;
+    let sessions: Vec<PaymentSession> = (0..100)
+        .map(|i| session("T-1", &format!("READ-{i}")))
+        .collect();
+    for s in &sessions {
+        store.insert(s).await.unwrap();
+    }
+    // Every tenth session has had a card.
+    for s in sessions.iter().step_by(10) {
+        let a = attempt(s, at(100));
+        assert!(store
+            .begin_attempt(&a, SessionState::Pending, SessionState::Processing)
+            .await
+            .unwrap());
+    }
+    let mut alone = BTreeMap::new();
+    for s in &sessions {
+        let read = store
+            .get_without_lines(s.id)
+            .await
+            .unwrap()
+            .expect("stored");
+        alone.insert(s.id, read);
+    }
+    let unknown: Vec<SessionId> = (0..20)
+        .map(|_| SessionId::from_random_bytes(random_bytes()))
+        .collect();
+
+    // Each session read five times and each unknown id once, all at once.
+    let mut tasks = JoinSet::new();
+    let ids = sessions.iter().map(|s| s.id).cycle().take(500);
+    for id in ids.chain(unknown.iter().copied()) {
+        let store = store.clone();
+        tasks.spawn(async move { (id, store.get_without_lines(id).await) });
+    }
+    let (mut found, mut none) = (BTreeMap::new(), 0);
+    while let Some(joined) = tasks.join_next().await {
+        let (id, read) = joined.unwrap();
+        match read.unwrap() {
+            Some(read) => {
+                assert_eq!(Some(&read), alone.get(&id), "the read of {id}");
+                *found.entry(id).or_insert(0) += 1;
+            }
+            None => {
+                assert!(unknown.contains(&id), "{id} is stored");
+                none += 1;
+            }
+        }
+    }
+    assert_eq!(none, unknown.len());
+    assert_eq!(found.len(), sessions.len());
+    assert!(found.values().all(|n| *n == 5), "{found:?}");
+    let carded = alone.values().filter(|s| !s.attempts.is_empty()).count();
+    assert_eq!(carded, 10);
+}
+
 #[tokio::test]
 async fn begin_attempt_moves_the_session_and_records_the_attempt() {
     let (_db, store) = database().await;
