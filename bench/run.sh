@@ -158,9 +158,17 @@ durability="$(psql_q -d postgres -At -c "SELECT string_agg(name || '=' || settin
 pg_version="$(psql_q -d postgres -At -c 'SHOW server_version')"
 log "PostgreSQL $pg_version: $durability"
 
-# A checkpoint before each measured run, so that none starts with the previous run's dirty
+# Before each measured run (after its warm-up): the statistics autovacuum would have gathered
+# by then in a service that has been running, as pgbench's tables got theirs (VACUUM ANALYZE
+# in prepare.sql). Without them, a table that was empty when the pool's connections first
+# ran a statement on it (payment_attempts before the card-payment run) keeps a plan made for
+# an empty table, a sequential scan, until autovacuum's first ANALYZE, up to a minute later:
+# longer than a run. Then a checkpoint, so that no run starts with the previous run's dirty
 # pages still to write.
-checkpoint() { psql_q -d postgres -c CHECKPOINT; }
+checkpoint() {
+    psql_q -d checkout -c ANALYZE
+    psql_q -d postgres -c CHECKPOINT
+}
 
 # Where the cores' time goes during a run, from /proc in clock ticks: the whole machine's busy
 # time, the server's, and PostgreSQL's (the postmaster, the children it has reaped, and its
