@@ -48,6 +48,8 @@ pub(crate) trait Combined: Sized + Send + Sync + 'static {
     type Item: Send + Sync + 'static;
     /// What one request learns from a statement that succeeded.
     type Answer: Send + 'static;
+    /// The kind, for errors ("session read").
+    const KIND: &'static str;
 
     /// The request, for errors and logs ("reading payment session …").
     fn describe(item: &Self::Item) -> String;
@@ -103,7 +105,6 @@ pub(crate) async fn submit<K: Combined>(
     store: &PgStore,
     item: K::Item,
 ) -> anyhow::Result<K::Answer> {
-    let what = K::describe(&item);
     let (reply, answer) = oneshot::channel();
     let start = {
         let combiner = K::combiner(store);
@@ -124,9 +125,12 @@ pub(crate) async fn submit<K: Combined>(
         };
         tokio::spawn(runner.run(batch));
     }
-    answer
-        .await
-        .unwrap_or_else(|_| Err(anyhow::anyhow!("the runner stopped before {what}")))
+    answer.await.unwrap_or_else(|_| {
+        Err(anyhow::anyhow!(
+            "the {} runner stopped before answering",
+            K::KIND
+        ))
+    })
 }
 
 /// The oldest queued requests, at most [`MAX_BATCH`].

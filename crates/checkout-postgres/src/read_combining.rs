@@ -32,6 +32,7 @@ impl Combined for SessionReads {
     type Item = SessionId;
     /// The session, or `None` when there is none with that id.
     type Answer = Option<PaymentSession>;
+    const KIND: &'static str = "session read";
 
     fn describe(id: &SessionId) -> String {
         format!("reading payment session {id}")
@@ -68,6 +69,7 @@ impl Combined for TerminalReads {
     type Item = TerminalNumber;
     /// The terminal, active or not, or `None` when it was never provisioned.
     type Answer = Option<Terminal>;
+    const KIND: &'static str = "terminal read";
 
     fn describe(number: &TerminalNumber) -> String {
         format!("reading terminal {number}")

@@ -33,6 +33,7 @@ impl Combined for SessionWrites {
     type Item = PaymentSession;
     /// Inserted; false when the session's reference was held.
     type Answer = bool;
+    const KIND: &'static str = "session insert";
 
     fn describe(session: &PaymentSession) -> String {
         format!("inserting payment session {}", session.id)
