@@ -2,14 +2,18 @@
 //! for one session or many, in one round trip and (in autocommit) one commit.
 //!
 //! ```sql
-//! WITH s AS (INSERT INTO payment_sessions (...) SELECT * FROM unnest($1, ..., $20)
-//!            ON CONFLICT (terminal_number, merchant_reference) WHERE state <> 6 DO NOTHING
-//!            RETURNING id),
-//!      i AS (INSERT INTO session_items (...) SELECT u.* FROM unnest($21, ..., $26) AS u (...)
-//!            WHERE u.session_id IN (SELECT id FROM s)),
-//!      c AS (INSERT INTO session_charges (...) SELECT u.* FROM unnest($27, ..., $30) AS u (...)
-//!            WHERE u.session_id IN (SELECT id FROM s))
-//! SELECT id FROM s
+//! WITH u  AS (SELECT * FROM unnest($1, ..., $20, $guarded, $guard_hosts) AS u (...)),
+//!      ok AS (SELECT * FROM u WHERE NOT u.guarded OR EXISTS (SELECT 1 FROM terminals t
+//!             WHERE t.number = u.terminal_number AND t.active
+//!             AND t.callback_hosts IS NOT DISTINCT FROM string_to_array(u.guard_hosts, ' '))),
+//!      s  AS (INSERT INTO payment_sessions (...) SELECT ... FROM ok
+//!             ON CONFLICT (terminal_number, merchant_reference) WHERE state <> 6 DO NOTHING
+//!             RETURNING id),
+//!      i  AS (INSERT INTO session_items (...) SELECT u.* FROM unnest($23, ..., $28) AS u (...)
+//!             WHERE u.session_id IN (SELECT id FROM s)),
+//!      c  AS (INSERT INTO session_charges (...) SELECT u.* FROM unnest($29, ..., $32) AS u (...)
+//!             WHERE u.session_id IN (SELECT id FROM s))
+//! SELECT id, true FROM s UNION ALL SELECT id, false FROM u WHERE id NOT IN (SELECT id FROM ok)
 //! ```
 //!
 //! One array per column, so the text never depends on how many sessions, items or charges
@@ -23,14 +27,20 @@
 //! other transaction and is skipped if that one commits), so of racing inserts exactly one
 //! wins, whether they come in one statement or in several. Every other violation (a foreign
 //! key, a check) fails the whole statement.
+//!
+//! A guarded session (`SessionRepository::insert_for_terminal`) is inserted only if its
+//! terminal, as the statement sees it, is still active with the callback hosts the caller read;
+//! otherwise it comes back with `false` and nothing of it is written. The check and the insert
+//! are one statement, so a deactivation committed before the statement began refuses it.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use checkout_domain::session::PaymentSession;
+use checkout_domain::terminal::Terminal;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{
-    self, Array, BigInt, Integer, Nullable, Numeric, SmallInt, Text, Timestamptz,
+    self, Array, BigInt, Bool, Integer, Nullable, Numeric, SmallInt, Text, Timestamptz,
 };
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -41,12 +51,23 @@ use uuid::Uuid;
 use crate::models::{charge_rows, item_rows, NewSessionRow};
 
 /// The text of the statement before the session arrays, between them, and after them.
-const INSERT_SESSIONS: &str = "WITH s AS (INSERT INTO payment_sessions \
-    (id, terminal_number, merchant_reference, internal_reference, kind, callback_success_url, \
-     callback_fail_url, callback_back_url, amount, currency, description, email, culture, \
-     state, expires_at, created_at, updated_at, current_attempt_id, captured_amount, \
-     refunded_amount) SELECT * FROM unnest(";
-const INSERT_ITEMS: &str = ") ON CONFLICT (terminal_number, merchant_reference) \
+const INSERT_SESSIONS: &str = "WITH u AS (SELECT * FROM unnest(";
+const INSERT_ITEMS: &str = ") AS u (id, terminal_number, merchant_reference, \
+    internal_reference, kind, callback_success_url, callback_fail_url, callback_back_url, \
+    amount, currency, description, email, culture, state, expires_at, created_at, updated_at, \
+    current_attempt_id, captured_amount, refunded_amount, guarded, guard_hosts)), \
+    ok AS (SELECT * FROM u WHERE NOT u.guarded OR EXISTS (SELECT 1 FROM terminals t \
+    WHERE t.number = u.terminal_number AND t.active \
+    AND t.callback_hosts IS NOT DISTINCT FROM string_to_array(u.guard_hosts, ' '))), \
+    s AS (INSERT INTO payment_sessions (id, terminal_number, merchant_reference, \
+    internal_reference, kind, callback_success_url, callback_fail_url, callback_back_url, \
+    amount, currency, description, email, culture, state, expires_at, created_at, updated_at, \
+    current_attempt_id, captured_amount, refunded_amount) \
+    SELECT id, terminal_number, merchant_reference, internal_reference, kind, \
+    callback_success_url, callback_fail_url, callback_back_url, amount, currency, description, \
+    email, culture, state, expires_at, created_at, updated_at, current_attempt_id, \
+    captured_amount, refunded_amount FROM ok \
+    ON CONFLICT (terminal_number, merchant_reference) \
     WHERE state <> 6 DO NOTHING RETURNING id), \
     i AS (INSERT INTO session_items \
     (session_id, position, item_code, quantity, description, amount) SELECT u.* FROM unnest(";
@@ -55,7 +76,8 @@ const INSERT_CHARGES: &str = ") AS u (session_id, position, item_code, quantity,
     c AS (INSERT INTO session_charges (session_id, position, name, amount) \
     SELECT u.* FROM unnest(";
 const RETURN_IDS: &str = ") AS u (session_id, position, name, amount) \
-    WHERE u.session_id IN (SELECT id FROM s)) SELECT id FROM s";
+    WHERE u.session_id IN (SELECT id FROM s)) \
+    SELECT id, true FROM s UNION ALL SELECT id, false FROM u WHERE id NOT IN (SELECT id FROM ok)";
 
 /// The columns of many sessions, their items and their charges, one vector per column.
 #[derive(Default)]
@@ -80,6 +102,8 @@ pub(crate) struct InsertSessions<'a> {
     current_attempt_id: Vec<Option<Uuid>>,
     captured_amount: Vec<Option<Decimal>>,
     refunded_amount: Vec<Decimal>,
+    guarded: Vec<bool>,
+    guard_hosts: Vec<Option<String>>,
     item_session: Vec<Uuid>,
     item_position: Vec<i32>,
     item_code: Vec<Option<String>>,
@@ -94,13 +118,15 @@ pub(crate) struct InsertSessions<'a> {
 
 impl<'a> InsertSessions<'a> {
     /// The statement for `sessions`, in this order (the order in which PostgreSQL inserts
-    /// them, and so the order in which it takes their index entries).
+    /// them, and so the order in which it takes their index entries). A session with a
+    /// terminal is inserted only if that terminal is still active with the same callback
+    /// hosts, as the statement sees it.
     pub(crate) fn of(
-        sessions: impl IntoIterator<Item = &'a PaymentSession>,
+        sessions: impl IntoIterator<Item = (&'a PaymentSession, Option<&'a Terminal>)>,
     ) -> anyhow::Result<Self> {
         let mut q = InsertSessions::default();
-        for s in sessions {
-            q.push(s)?;
+        for (s, read) in sessions {
+            q.push(s, read)?;
         }
         Ok(q)
     }
@@ -110,7 +136,13 @@ impl<'a> InsertSessions<'a> {
         self.id.len()
     }
 
-    fn push(&mut self, s: &'a PaymentSession) -> anyhow::Result<()> {
+    fn push(&mut self, s: &'a PaymentSession, read: Option<&Terminal>) -> anyhow::Result<()> {
+        self.guarded.push(read.is_some());
+        // Hosts never hold a space: the statement splits them again on it.
+        self.guard_hosts.push(
+            read.and_then(|t| t.callback_hosts.as_ref())
+                .map(|hosts| hosts.hosts().join(" ")),
+        );
         let items = item_rows(s)?;
         let charges = charge_rows(s)?;
         let r = NewSessionRow::of(s);
@@ -151,11 +183,15 @@ impl<'a> InsertSessions<'a> {
         Ok(())
     }
 
-    /// Runs the statement (in autocommit unless `conn` is in a transaction) and returns the
-    /// ids of the sessions it inserted; the others' references were held.
-    pub(crate) async fn run(self, conn: &mut AsyncPgConnection) -> QueryResult<HashSet<Uuid>> {
-        let ids: Vec<Uuid> = self.load(conn).await?;
-        Ok(ids.into_iter().collect())
+    /// Runs the statement (in autocommit unless `conn` is in a transaction) and returns, by
+    /// id, true for the sessions it inserted and false for those whose terminal was no longer
+    /// as read; the others' references were held.
+    pub(crate) async fn run(
+        self,
+        conn: &mut AsyncPgConnection,
+    ) -> QueryResult<HashMap<Uuid, bool>> {
+        let rows: Vec<(Uuid, bool)> = self.load(conn).await?;
+        Ok(rows.into_iter().collect())
     }
 }
 
@@ -168,7 +204,7 @@ impl QueryId for InsertSessions<'_> {
 }
 
 impl Query for InsertSessions<'_> {
-    type SqlType = sql_types::Uuid;
+    type SqlType = (sql_types::Uuid, Bool);
 }
 
 impl QueryFragment<Pg> for InsertSessions<'_> {
@@ -213,6 +249,10 @@ impl QueryFragment<Pg> for InsertSessions<'_> {
         out.push_bind_param::<Array<Nullable<Numeric>>, _>(&self.captured_amount)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Numeric>, _>(&self.refunded_amount)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Bool>, _>(&self.guarded)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.guard_hosts)?;
         out.push_sql(INSERT_ITEMS);
         out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.item_session)?;
         out.push_sql(", ");

@@ -7,6 +7,7 @@ use checkout_domain::ports::{
     AttemptChange, InsertError, Recorded, Reservation, SessionRepository,
 };
 use checkout_domain::session::{CardAttempt, PaymentAttempt, PaymentSession, Refund, SessionState};
+use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
 use diesel::prelude::*;
@@ -136,7 +137,16 @@ impl SessionRepository for PgStore {
     async fn insert(&self, session: &PaymentSession) -> Result<(), InsertError> {
         // Queued with the creates in flight and written with them in one statement, or at
         // once when none is queued (`write_combining`).
-        write_combining::insert(self, session).await
+        write_combining::insert(self, session, None).await
+    }
+
+    async fn insert_for_terminal(
+        &self,
+        session: &PaymentSession,
+        read: &Terminal,
+    ) -> Result<(), InsertError> {
+        // The terminal's check is part of the combined statement (`session_insert`).
+        write_combining::insert(self, session, Some(read)).await
     }
 
     async fn get(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {

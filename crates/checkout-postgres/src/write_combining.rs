@@ -3,10 +3,11 @@
 //! and one commit (one WAL flush) for them all. Each create learns its own outcome from the
 //! statement's `RETURNING`: inserted, or its reference held.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use checkout_domain::ports::InsertError;
 use checkout_domain::session::PaymentSession;
+use checkout_domain::terminal::Terminal;
 use uuid::Uuid;
 
 use crate::combining::{self, Combined, Combiner};
@@ -17,48 +18,78 @@ use crate::store::PgStore;
 /// Session creates, combined.
 pub(crate) struct SessionWrites;
 
-/// Creates `session` through the write combining of `store`.
-pub(crate) async fn insert(store: &PgStore, session: &PaymentSession) -> Result<(), InsertError> {
-    match combining::submit::<SessionWrites>(store, session.clone()).await {
-        Ok(true) => {
+/// A session to create, with the terminal as its caller read it when the insert is guarded.
+pub(crate) struct NewSession {
+    session: PaymentSession,
+    read: Option<Terminal>,
+}
+
+/// What became of a session to create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// Inserted.
+    Inserted,
+    /// Its reference was held: nothing written.
+    ReferenceHeld,
+    /// Its terminal was no longer as read: nothing written.
+    TerminalChanged,
+}
+
+/// Creates `session` through the write combining of `store`; with `read`, only while its
+/// terminal is still active with the same callback hosts.
+pub(crate) async fn insert(
+    store: &PgStore,
+    session: &PaymentSession,
+    read: Option<&Terminal>,
+) -> Result<(), InsertError> {
+    let new = NewSession {
+        session: session.clone(),
+        read: read.cloned(),
+    };
+    match combining::submit::<SessionWrites>(store, new).await {
+        Ok(Written::Inserted) => {
             counters::session_created(session);
             Ok(())
         }
-        Ok(false) => Err(InsertError::DuplicateReference),
+        Ok(Written::ReferenceHeld) => Err(InsertError::DuplicateReference),
+        Ok(Written::TerminalChanged) => Err(InsertError::TerminalChanged),
         Err(e) => Err(InsertError::Store(e)),
     }
 }
 
 impl Combined for SessionWrites {
-    type Item = PaymentSession;
-    /// Inserted; false when the session's reference was held.
-    type Answer = bool;
+    type Item = NewSession;
+    type Answer = Written;
     const KIND: &'static str = "session insert";
 
-    fn describe(session: &PaymentSession) -> String {
-        format!("inserting payment session {}", session.id)
+    fn describe(new: &NewSession) -> String {
+        format!("inserting payment session {}", new.session.id)
     }
 
     fn combiner(store: &PgStore) -> &Combiner<Self> {
         store.writes()
     }
 
-    async fn statement(store: &PgStore, sessions: &[&PaymentSession]) -> anyhow::Result<Vec<bool>> {
+    async fn statement(store: &PgStore, news: &[&NewSession]) -> anyhow::Result<Vec<Written>> {
         // The same order in every statement (terminal, then reference), so that two
         // statements never wait on each other's index entries in opposite orders (a deadlock).
-        let mut ordered = sessions.to_vec();
+        let mut ordered = news.to_vec();
         ordered.sort_by(|a, b| {
-            (a.terminal.as_str(), a.reference.as_str())
-                .cmp(&(b.terminal.as_str(), b.reference.as_str()))
+            (a.session.terminal.as_str(), a.session.reference.as_str())
+                .cmp(&(b.session.terminal.as_str(), b.session.reference.as_str()))
         });
-        let statement = InsertSessions::of(ordered)?;
+        let statement = InsertSessions::of(ordered.iter().map(|n| (&n.session, n.read.as_ref())))?;
         let count = statement.len();
         let mut conn = store.conn().await?;
-        let inserted: HashSet<Uuid> = statement.run(&mut conn).await?;
+        let written: HashMap<Uuid, bool> = statement.run(&mut conn).await?;
         counters::insert_statement(count);
-        Ok(sessions
+        Ok(news
             .iter()
-            .map(|s| inserted.contains(&s.id.as_uuid()))
+            .map(|n| match written.get(&n.session.id.as_uuid()) {
+                Some(true) => Written::Inserted,
+                Some(false) => Written::TerminalChanged,
+                None => Written::ReferenceHeld,
+            })
             .collect())
     }
 }

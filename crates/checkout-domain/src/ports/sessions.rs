@@ -5,6 +5,7 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 
 use crate::session::{AttemptState, PaymentAttempt, PaymentSession, Refund, SessionState};
+use crate::terminal::Terminal;
 use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 
 /// Why a session could not be inserted.
@@ -13,6 +14,10 @@ pub enum InsertError {
     /// The terminal already has a session holding this merchant reference.
     #[error("the terminal already has a session with this reference")]
     DuplicateReference,
+    /// The session's terminal is no longer as the caller read it (deactivated, or its
+    /// callback hosts changed): nothing was inserted.
+    #[error("the terminal is no longer as it was read")]
+    TerminalChanged,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] anyhow::Error),
@@ -66,6 +71,20 @@ pub trait SessionRepository: Send + Sync {
     /// [holds the reference](SessionState::holds_reference), and MUST decide that atomically,
     /// so that of any number of racing inserts with one reference exactly one succeeds.
     async fn insert(&self, session: &PaymentSession) -> Result<(), InsertError>;
+
+    /// Stores a new session as [`insert`](Self::insert) does, on the condition that its
+    /// terminal is still as the caller read it in `read` (possibly some time ago).
+    ///
+    /// MUST insert only when, as the insert sees the terminal `session.terminal`, it is
+    /// active and its callback hosts equal `read.callback_hosts`, and MUST decide that in the
+    /// same atomic step as the insert, so that a deactivation or a change of callback hosts
+    /// committed before the insert began refuses it. Otherwise MUST insert nothing and return
+    /// [`InsertError::TerminalChanged`] (a held reference on top of it may answer either).
+    async fn insert_for_terminal(
+        &self,
+        session: &PaymentSession,
+        read: &Terminal,
+    ) -> Result<(), InsertError>;
 
     /// The session with this id, with its items, charges and card attempts; `None` when
     /// there is none.

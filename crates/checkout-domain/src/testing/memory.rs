@@ -1,7 +1,7 @@
 //! In-memory stores: sessions with attempts, terminals, OAuth clients.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use rust_decimal::Decimal;
@@ -87,9 +87,34 @@ impl Tables {
 #[derive(Default)]
 pub struct InMemorySessions {
     tables: Mutex<Tables>,
+    /// The terminals `insert_for_terminal` checks; without them, a terminal is taken as read.
+    terminals: Option<Arc<InMemoryTerminals>>,
 }
 
 impl InMemorySessions {
+    /// Inserts `session` unless its reference is held, under one lock.
+    fn insert_now(&self, session: &PaymentSession) -> Result<(), InsertError> {
+        let mut t = lock(&self.tables);
+        let taken = t.sessions.values().any(|s| {
+            s.terminal == session.terminal
+                && s.reference == session.reference
+                && s.state.holds_reference()
+        });
+        if taken {
+            return Err(InsertError::DuplicateReference);
+        }
+        t.sessions.insert(session.id, session.clone());
+        Ok(())
+    }
+
+    /// A store whose `insert_for_terminal` checks the terminals of `terminals`.
+    pub fn with_terminals(terminals: Arc<InMemoryTerminals>) -> Self {
+        InMemorySessions {
+            tables: Mutex::default(),
+            terminals: Some(terminals),
+        }
+    }
+
     /// Every attempt recorded, oldest first.
     pub fn attempts(&self) -> Vec<PaymentAttempt> {
         lock(&self.tables).attempts.clone()
@@ -109,17 +134,28 @@ impl InMemorySessions {
 #[async_trait]
 impl SessionRepository for InMemorySessions {
     async fn insert(&self, session: &PaymentSession) -> Result<(), InsertError> {
-        let mut t = lock(&self.tables);
-        let taken = t.sessions.values().any(|s| {
-            s.terminal == session.terminal
-                && s.reference == session.reference
-                && s.state.holds_reference()
-        });
-        if taken {
-            return Err(InsertError::DuplicateReference);
+        self.insert_now(session)
+    }
+
+    async fn insert_for_terminal(
+        &self,
+        session: &PaymentSession,
+        read: &Terminal,
+    ) -> Result<(), InsertError> {
+        let Some(terminals) = &self.terminals else {
+            return self.insert_now(session);
+        };
+        // The terminals' lock is held through the insert, so no change slips in between.
+        let terminals = lock(&terminals.terminals);
+        let unchanged = terminals
+            .get(&session.terminal)
+            .is_some_and(|t| t.active && t.callback_hosts == read.callback_hosts);
+        if !unchanged {
+            return Err(InsertError::TerminalChanged);
         }
-        t.sessions.insert(session.id, session.clone());
-        Ok(())
+        let outcome = self.insert_now(session);
+        drop(terminals);
+        outcome
     }
 
     async fn get(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {

@@ -53,8 +53,8 @@ pub const TEST_CHECKOUT_VALIDITY: Duration = Duration::hours(1);
 impl TestKit {
     /// A kit with terminal `T-1` (active) and its client `client-1` / `secret-1`.
     pub fn new() -> Self {
-        let sessions = Arc::new(InMemorySessions::default());
         let terminals = Arc::new(InMemoryTerminals::default());
+        let sessions = Arc::new(InMemorySessions::with_terminals(terminals.clone()));
         let clients = Arc::new(InMemoryClients::default());
         let identity = Arc::new(FakeIdentity::new(clients.clone()));
         let processor = Arc::new(FakeProcessor::default());

@@ -59,26 +59,43 @@ impl Checkout {
         flow: SessionFlow,
     ) -> Result<PaymentSession, CheckoutError> {
         let new = request.validate(flow, self.policy.callback_rule)?;
-        let terminal = self.resolve_terminal(caller, new.terminal.as_ref()).await?;
-        if let (Some(hosts), Some(callbacks)) = (&terminal.callback_hosts, &new.callbacks) {
-            check_callback_hosts(hosts, callbacks)?;
-        }
+        let number = own_terminal(caller, new.terminal.as_ref())?.clone();
+        let callbacks = new.callbacks.clone();
+        let mut terminal = self
+            .terminal_for_create(&number, callbacks.as_ref(), Read::Seen)
+            .await?;
         let now = self.now();
         if let Some(at) = new.expires_at {
             self.check_expiry(flow, at, now)?;
         }
-        let session = self.build_session(new, terminal.number, flow, now);
+        let session = self.build_session(new, number, flow, now);
 
+        // The insert checks that the terminal is still as read (active, the same callback
+        // hosts): when it changed meanwhile, it is read afresh and that read decides.
         // A reference is held by in-flight and completed sessions only (spec 7.4.1). When the
         // holder is a session that expired unpaid, it is marked Expired, which frees the
         // reference, and the insert is tried again (spec 4.3). SVC_001 names the holder, so
         // that the merchant can query it. A holder that vanishes between the conflict and the
         // lookup (expired meanwhile) frees the reference too: the insert is tried again, a
         // bounded number of times.
+        let mut terminal_changed = false;
         for _ in 0..INSERT_ROUNDS {
-            match self.ports.sessions.insert(&session).await {
+            terminal_changed = false;
+            match self
+                .ports
+                .sessions
+                .insert_for_terminal(&session, &terminal)
+                .await
+            {
                 Ok(()) => return Ok(session),
                 Err(InsertError::Store(e)) => return Err(e.into()),
+                Err(InsertError::TerminalChanged) => {
+                    terminal_changed = true;
+                    self.terminals_seen.forget(&session.terminal);
+                    terminal = self
+                        .terminal_for_create(&session.terminal, callbacks.as_ref(), Read::Afresh)
+                        .await?;
+                }
                 Err(InsertError::DuplicateReference) => {
                     let holder = self
                         .ports
@@ -99,6 +116,15 @@ impl Checkout {
                 }
             }
         }
+        if terminal_changed {
+            // Read active and as allowed, then changed again before each insert.
+            return Err(anyhow::anyhow!(
+                "terminal {} changed before every insert of session {}",
+                session.terminal,
+                session.id
+            )
+            .into());
+        }
         // Still taken after every round: another live session keeps winning the reference.
         // (Only if it also vanished at once does SVC_001 come without a session to name.)
         match self
@@ -112,26 +138,31 @@ impl Checkout {
         }
     }
 
-    /// The terminal the session is for: the request's `terminalNumber`, else the caller's
-    /// (spec 5.4). It must be the caller's own, provisioned and active, else SVC_005.
-    async fn resolve_terminal(
+    /// The terminal `number` for a create with `callbacks`: active (else SVC_005) and allowing
+    /// the callbacks' hosts (else 400 naming each refused URL). With [`Read::Seen`], a
+    /// terminal seen active before that allows them is taken as seen (the insert checks that
+    /// it still is); any refusal is decided on a fresh read.
+    async fn terminal_for_create(
         &self,
-        caller: &Claims,
-        requested: Option<&TerminalNumber>,
+        number: &TerminalNumber,
+        callbacks: Option<&Callbacks>,
+        read: Read,
     ) -> Result<Terminal, CheckoutError> {
-        let number = match requested {
-            Some(t) if *t != caller.terminal => {
-                return Err(CheckoutError::svc_with(
-                    SvcCode::Svc005,
-                    "The terminalNumber is not the terminal of the authenticated client.",
-                ))
+        if read == Read::Seen {
+            if let Some(seen) = self.terminals_seen.get(number) {
+                if allowed_callbacks(&seen, callbacks).is_ok() {
+                    return Ok(seen);
+                }
             }
-            _ => &caller.terminal,
-        };
-        match self.ports.terminals.get_terminal(number).await? {
-            Some(t) if t.active => Ok(t),
-            _ => Err(CheckoutError::svc(SvcCode::Svc005)),
         }
+        let terminal = self.ports.terminals.get_terminal(number).await?;
+        let Some(terminal) = terminal.filter(|t| t.active) else {
+            self.terminals_seen.forget(number);
+            return Err(CheckoutError::svc(SvcCode::Svc005));
+        };
+        self.terminals_seen.remember(&terminal);
+        allowed_callbacks(&terminal, callbacks)?;
+        Ok(terminal)
     }
 
     /// Refuses (400 naming `ExpirationDateTime`) a requested expiry outside the policy's
@@ -201,6 +232,40 @@ impl Checkout {
 
 /// Refuses (400, naming each field) the callback URLs whose host is not in the terminal's
 /// allowlist.
+/// Whether a create's terminal is read afresh, or may be taken as seen before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Seen,
+    Afresh,
+}
+
+/// The terminal the session is for: the request's `terminalNumber`, else the caller's
+/// (spec 5.4). It must be the caller's own, else SVC_005.
+fn own_terminal<'a>(
+    caller: &'a Claims,
+    requested: Option<&'a TerminalNumber>,
+) -> Result<&'a TerminalNumber, CheckoutError> {
+    match requested {
+        Some(t) if *t != caller.terminal => Err(CheckoutError::svc_with(
+            SvcCode::Svc005,
+            "The terminalNumber is not the terminal of the authenticated client.",
+        )),
+        _ => Ok(&caller.terminal),
+    }
+}
+
+/// Refuses (400 naming each URL) callbacks whose host `terminal`'s allowlist lacks; a
+/// terminal without one allows every host the callback rule accepts.
+fn allowed_callbacks(
+    terminal: &Terminal,
+    callbacks: Option<&Callbacks>,
+) -> Result<(), CheckoutError> {
+    match (&terminal.callback_hosts, callbacks) {
+        (Some(hosts), Some(callbacks)) => check_callback_hosts(hosts, callbacks),
+        _ => Ok(()),
+    }
+}
+
 fn check_callback_hosts(hosts: &CallbackHosts, callbacks: &Callbacks) -> Result<(), CheckoutError> {
     let mut errors = ValidationErrors::new();
     let urls = [

@@ -15,6 +15,7 @@ mod process_payment;
 mod reconcile;
 mod refund_payment;
 mod settle;
+mod terminals_seen;
 mod void_payment;
 mod webhooks;
 
@@ -45,6 +46,7 @@ use crate::ports::{
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
 use crate::values::{Amount, AmountError, CallbackRule, SessionId};
+use terminals_seen::TerminalsSeen;
 
 /// The adapters the use cases run over.
 #[derive(Clone)]
@@ -219,12 +221,18 @@ impl CheckoutPolicy {
 pub struct Checkout {
     ports: Ports,
     policy: CheckoutPolicy,
+    /// The terminals creates have read (shared by clones).
+    terminals_seen: Arc<TerminalsSeen>,
 }
 
 impl Checkout {
     /// Wires the use cases to their adapters.
     pub fn new(ports: Ports, policy: CheckoutPolicy) -> Self {
-        Checkout { ports, policy }
+        Checkout {
+            ports,
+            policy,
+            terminals_seen: Arc::default(),
+        }
     }
 
     /// The business settings.

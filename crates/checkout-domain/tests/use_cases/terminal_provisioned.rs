@@ -76,3 +76,54 @@ async fn an_omitted_terminal_number_is_resolved_from_the_caller() {
         .unwrap();
     assert_eq!(via_token.session.terminal, terminal("T-1"));
 }
+
+/// Creates after the first take the terminal as seen, and the insert checks it is still so:
+/// a deactivation refuses the very next create (SVC_005), an allowlist narrowed to exclude
+/// the callbacks refuses it (400 naming them), and one widened again admits it at once.
+#[tokio::test]
+async fn a_terminal_change_applies_to_the_next_create() {
+    let kit = TestKit::new();
+    kit.add_terminal("T-2", true);
+    let caller = kit.caller("T-2");
+    let number = terminal("T-2");
+    let create = |reference: &'static str| {
+        let (kit, caller) = (&kit, &caller);
+        async move {
+            kit.checkout
+                .start_payment(caller, &start_request(reference))
+                .await
+        }
+    };
+    create("ORD-1").await.unwrap();
+
+    kit.terminals.update(&number, |t| t.active = false);
+    assert_eq!(svc(create("ORD-2").await), SvcCode::Svc005);
+    kit.terminals.update(&number, |t| t.active = true);
+    create("ORD-3").await.unwrap();
+
+    let elsewhere = CallbackHosts::parse(["shop.example"]).unwrap();
+    kit.terminals
+        .update(&number, |t| t.callback_hosts = Some(elsewhere));
+    assert_eq!(
+        validation_keys(create("ORD-4").await),
+        ["CallbackFailUrl", "CallbackSuccessUrl"]
+    );
+    let allowed = CallbackHosts::parse(["merchant.example"]).unwrap();
+    kit.terminals
+        .update(&number, |t| t.callback_hosts = Some(allowed));
+    create("ORD-5").await.unwrap();
+
+    let references: Vec<String> = ["ORD-1", "ORD-3", "ORD-5"].map(String::from).to_vec();
+    let mut stored: Vec<String> = Vec::new();
+    for r in ["ORD-1", "ORD-2", "ORD-3", "ORD-4", "ORD-5"] {
+        let found = kit
+            .sessions
+            .find_holding_reference(&number, &MerchantReference::parse(r).unwrap())
+            .await
+            .unwrap();
+        if found.is_some() {
+            stored.push(r.to_owned());
+        }
+    }
+    assert_eq!(stored, references, "only the accepted creates are stored");
+}

@@ -4,11 +4,13 @@
 use std::collections::BTreeMap;
 
 use checkout_domain::card::CardBrand;
-use checkout_domain::ports::{AttemptChange, InsertError, Recorded, SessionRepository};
+use checkout_domain::ports::{
+    AttemptChange, InsertError, Recorded, SessionRepository, TerminalDirectory,
+};
 use checkout_domain::session::{
     AttemptState, Callbacks, PaymentAttempt, PaymentSession, SessionKind, SessionState,
 };
-use checkout_domain::values::SessionId;
+use checkout_domain::values::{CallbackHosts, SessionId};
 use checkout_domain::SvcCode;
 use checkout_postgres::PgStore;
 use tokio::task::JoinSet;
@@ -241,6 +243,7 @@ async fn of_concurrent_inserts_a_bad_one_fails_alone_and_each_reference_has_one_
             Ok(()) => *won.entry(reference.as_str().to_owned()).or_insert(0) += 1,
             Err(InsertError::DuplicateReference) => duplicates.push(reference),
             Err(InsertError::Store(_)) => failed.push(reference.as_str().to_owned()),
+            Err(e @ InsertError::TerminalChanged) => panic!("an unguarded insert: {e}"),
         }
     }
     assert_eq!(won.len(), 100, "{won:?}");
@@ -325,6 +328,67 @@ async fn of_concurrent_reads_each_gets_its_own_session() {
     assert!(found.values().all(|n| *n == 5), "{found:?}");
     let carded = alone.values().filter(|s| !s.attempts.is_empty()).count();
     assert_eq!(carded, 10);
+}
+
+/// A guarded insert (`insert_for_terminal`) writes only while the terminal is as read: a
+/// deactivation or a change of callback hosts committed before it refuses it with nothing
+/// written; a guarded create combined with others is refused alone; and with the terminal as
+/// read, a held reference is still a duplicate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guarded_insert_writes_only_while_the_terminal_is_as_read() {
+    let (_db, store) = database().await;
+    let t1 = store.get_terminal(&terminal("T-1")).await.unwrap().unwrap();
+    let t2 = store.get_terminal(&terminal("T-2")).await.unwrap().unwrap();
+
+    let first = session("T-1", "G-1");
+    store.insert_for_terminal(&first, &t1).await.unwrap();
+    let again = session("T-1", "G-1");
+    assert!(matches!(
+        store.insert_for_terminal(&again, &t1).await,
+        Err(InsertError::DuplicateReference)
+    ));
+
+    // T-1 gets callback hosts after it was read; T-2 is deactivated after it was read.
+    let hosts = CallbackHosts::parse(["merchant.example"]).unwrap();
+    assert!(store
+        .set_callback_hosts(&t1.number, Some(&hosts))
+        .await
+        .unwrap());
+    assert!(store.set_terminal_active(&t2.number, false).await.unwrap());
+    let t1_now = store.get_terminal(&t1.number).await.unwrap().unwrap();
+
+    // Many guarded creates at once, combined: only those whose terminal is as read are written.
+    let mut tasks = JoinSet::new();
+    for i in 0..60 {
+        let (s, read) = match i % 3 {
+            0 => (session("T-1", &format!("OLD-{i}")), t1.clone()),
+            1 => (session("T-1", &format!("NOW-{i}")), t1_now.clone()),
+            _ => (session("T-2", &format!("OFF-{i}")), t2.clone()),
+        };
+        let store = store.clone();
+        tasks.spawn(async move { (s.clone(), store.insert_for_terminal(&s, &read).await) });
+    }
+    let (mut written, mut changed) = (0, 0);
+    while let Some(joined) = tasks.join_next().await {
+        let (s, outcome) = joined.unwrap();
+        let stored = store.get(s.id).await.unwrap();
+        match outcome {
+            Ok(()) => {
+                assert!(s.reference.as_str().starts_with("NOW-"), "{}", s.reference);
+                assert_eq!(stored, Some(s));
+                written += 1;
+            }
+            Err(InsertError::TerminalChanged) => {
+                assert!(!s.reference.as_str().starts_with("NOW-"), "{}", s.reference);
+                assert_eq!(stored, None, "nothing of a refused create is written");
+                changed += 1;
+            }
+            Err(e) => panic!("{}: {e}", s.reference),
+        }
+    }
+    assert_eq!((written, changed), (20, 40));
+    // The unguarded insert does not look at the terminal's flags.
+    store.insert(&session("T-2", "PLAIN")).await.unwrap();
 }
 
 #[tokio::test]
