@@ -24,8 +24,10 @@ use crate::availability::is_unavailable;
 use crate::pool::NoConnection;
 use crate::store::PgStore;
 
-/// The most requests carried out in one statement.
-pub(crate) const MAX_BATCH: usize = 64;
+/// The most requests carried out in one statement. At 512 connections, creates ran at 19,026
+/// and 19,326 per second with 256 against 16,193 and 17,061 with 64 (docs/performance.md,
+/// third round); at 128 connections the two were alike.
+pub(crate) const MAX_BATCH: usize = 256;
 
 /// The number of runners of each kind for a pool of `pool_size` connections: one per 16
 /// connections, at least one. Each statement costs PostgreSQL a fixed overhead whatever it
