@@ -61,7 +61,7 @@ impl Checkout {
         let new = request.validate(flow, self.policy.callback_rule)?;
         let number = own_terminal(caller, new.terminal.as_ref())?.clone();
         let callbacks = new.callbacks.clone();
-        let mut terminal = self
+        let seen = self
             .terminal_for_create(&number, callbacks.as_ref(), Read::Seen)
             .await?;
         let now = self.now();
@@ -70,31 +70,35 @@ impl Checkout {
         }
         let session = self.build_session(new, number, flow, now);
 
-        // The insert checks that the terminal is still as read (active, the same callback
-        // hosts): when it changed meanwhile, it is read afresh and that read decides.
+        // The insert checks that a terminal taken as seen is still so (active, the same
+        // callback hosts): when it changed meanwhile, it is read afresh, that read decides,
+        // and the insert that follows it is a plain one, as right after any fresh read (so
+        // that a stored allowlist the check cannot match never blocks the terminal's creates).
         // A reference is held by in-flight and completed sessions only (spec 7.4.1). When the
         // holder is a session that expired unpaid, it is marked Expired, which frees the
         // reference, and the insert is tried again (spec 4.3). SVC_001 names the holder, so
         // that the merchant can query it. A holder that vanishes between the conflict and the
         // lookup (expired meanwhile) frees the reference too: the insert is tried again, a
         // bounded number of times.
-        let mut terminal_changed = false;
+        let mut seen = Some(seen);
         for _ in 0..INSERT_ROUNDS {
-            terminal_changed = false;
-            match self
-                .ports
-                .sessions
-                .insert_for_terminal(&session, &terminal)
-                .await
-            {
+            let inserted = match &seen {
+                Some(terminal) => {
+                    self.ports
+                        .sessions
+                        .insert_for_terminal(&session, terminal)
+                        .await
+                }
+                None => self.ports.sessions.insert(&session).await,
+            };
+            match inserted {
                 Ok(()) => return Ok(session),
                 Err(InsertError::Store(e)) => return Err(e.into()),
                 Err(InsertError::TerminalChanged) => {
-                    terminal_changed = true;
                     self.terminals_seen.forget(&session.terminal);
-                    terminal = self
-                        .terminal_for_create(&session.terminal, callbacks.as_ref(), Read::Afresh)
+                    self.terminal_for_create(&session.terminal, callbacks.as_ref(), Read::Afresh)
                         .await?;
+                    seen = None;
                 }
                 Err(InsertError::DuplicateReference) => {
                     let holder = self
@@ -115,15 +119,6 @@ impl Checkout {
                     }
                 }
             }
-        }
-        if terminal_changed {
-            // Read active and as allowed, then changed again before each insert.
-            return Err(anyhow::anyhow!(
-                "terminal {} changed before every insert of session {}",
-                session.terminal,
-                session.id
-            )
-            .into());
         }
         // Still taken after every round: another live session keeps winning the reference.
         // (Only if it also vanished at once does SVC_001 come without a session to name.)

@@ -79,7 +79,8 @@ async fn an_omitted_terminal_number_is_resolved_from_the_caller() {
 
 /// Creates after the first take the terminal as seen, and the insert checks it is still so:
 /// a deactivation refuses the very next create (SVC_005), an allowlist narrowed to exclude
-/// the callbacks refuses it (400 naming them), and one widened again admits it at once.
+/// the callbacks refuses it (400 naming them), one widened again admits it at once, and a
+/// change that still allows them lets the create through after a fresh read.
 #[tokio::test]
 async fn a_terminal_change_applies_to_the_next_create() {
     let kit = TestKit::new();
@@ -112,10 +113,18 @@ async fn a_terminal_change_applies_to_the_next_create() {
     kit.terminals
         .update(&number, |t| t.callback_hosts = Some(allowed));
     create("ORD-5").await.unwrap();
+    // Changed again, still allowing the callbacks: the insert refuses the terminal as seen,
+    // the fresh read allows it, and the create goes through.
+    let wider = CallbackHosts::parse(["merchant.example", "shop.example"]).unwrap();
+    kit.terminals
+        .update(&number, |t| t.callback_hosts = Some(wider));
+    create("ORD-6").await.unwrap();
 
-    let references: Vec<String> = ["ORD-1", "ORD-3", "ORD-5"].map(String::from).to_vec();
+    let references: Vec<String> = ["ORD-1", "ORD-3", "ORD-5", "ORD-6"]
+        .map(String::from)
+        .to_vec();
     let mut stored: Vec<String> = Vec::new();
-    for r in ["ORD-1", "ORD-2", "ORD-3", "ORD-4", "ORD-5"] {
+    for r in ["ORD-1", "ORD-2", "ORD-3", "ORD-4", "ORD-5", "ORD-6"] {
         let found = kit
             .sessions
             .find_holding_reference(&number, &MerchantReference::parse(r).unwrap())
