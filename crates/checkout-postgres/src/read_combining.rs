@@ -1,9 +1,8 @@
 //! Read combining ([`combining`](crate::combining)) of the two reads on the hot paths: sessions
 //! without their lines (the status read, the card post) and terminals (the card post, and a
-//! create for a terminal not seen yet). Reads
-//! that arrive while others of their kind are in the database are read together, in one
-//! `SELECT … WHERE key = ANY($1)` (for sessions, and one more for the card attempts of those
-//! that have had a card). Each read's statement starts after its request arrived, so it sees
+//! create for a terminal not seen yet). Reads that arrive while others of their kind are in
+//! the database are read together, in one `SELECT … WHERE key = ANY($1)` (for sessions, and
+//! one more for the card attempts of those that have had a card). Each read's statement starts after its request arrived, so it sees
 //! every change committed before then (a terminal deactivated, a session paid), as a read of
 //! its own would. Several requests for one key each get the row.
 

@@ -1,7 +1,8 @@
 //! Write combining of session creates ([`combining`](crate::combining)): creates that arrive
 //! while others are being written are written together, in one [`InsertSessions`] statement
 //! and one commit (one WAL flush) for them all. Each create learns its own outcome from the
-//! statement's `RETURNING`: inserted, or its reference held.
+//! statement's result: inserted, its reference held, or (a guarded create) its terminal no
+//! longer as read.
 
 use std::collections::HashMap;
 

@@ -87,8 +87,10 @@ impl Tables {
 #[derive(Default)]
 pub struct InMemorySessions {
     tables: Mutex<Tables>,
-    /// The terminals `insert_for_terminal` checks; without them, a terminal is taken as read.
-    terminals: Option<Arc<InMemoryTerminals>>,
+    /// The terminals `insert_for_terminal` checks (empty unless linked with
+    /// [`with_terminals`](Self::with_terminals): then every guarded insert is refused, as the
+    /// database refuses one for a terminal it does not have).
+    terminals: Arc<InMemoryTerminals>,
 }
 
 impl InMemorySessions {
@@ -111,7 +113,7 @@ impl InMemorySessions {
     pub fn with_terminals(terminals: Arc<InMemoryTerminals>) -> Self {
         InMemorySessions {
             tables: Mutex::default(),
-            terminals: Some(terminals),
+            terminals,
         }
     }
 
@@ -142,11 +144,8 @@ impl SessionRepository for InMemorySessions {
         session: &PaymentSession,
         read: &Terminal,
     ) -> Result<(), InsertError> {
-        let Some(terminals) = &self.terminals else {
-            return self.insert_now(session);
-        };
         // The terminals' lock is held through the insert, so no change slips in between.
-        let terminals = lock(&terminals.terminals);
+        let terminals = lock(&self.terminals.terminals);
         let unchanged = terminals
             .get(&session.terminal)
             .is_some_and(|t| t.active && t.callback_hosts == read.callback_hosts);

@@ -225,8 +225,6 @@ impl Checkout {
     }
 }
 
-/// Refuses (400, naming each field) the callback URLs whose host is not in the terminal's
-/// allowlist.
 /// Whether a create's terminal is read afresh, or may be taken as seen before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Read {
@@ -261,6 +259,8 @@ fn allowed_callbacks(
     }
 }
 
+/// Refuses (400, naming each field) the callback URLs whose host is not in the terminal's
+/// allowlist.
 fn check_callback_hosts(hosts: &CallbackHosts, callbacks: &Callbacks) -> Result<(), CheckoutError> {
     let mut errors = ValidationErrors::new();
     let urls = [

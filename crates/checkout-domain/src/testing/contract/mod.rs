@@ -19,6 +19,7 @@ macro_rules! session_repository_contract {
     ($fresh:expr) => {
         $crate::session_repository_contract!(@checks $fresh;
             a_held_reference_is_a_duplicate_on_the_same_terminal_only,
+            a_guarded_insert_for_a_terminal_not_as_read_writes_nothing,
             every_holding_state_holds_the_reference_and_expired_frees_it,
             an_expired_session_frees_its_reference,
             of_a_hundred_racing_inserts_with_one_reference_exactly_one_wins,

@@ -11,9 +11,11 @@ use tokio::task::JoinSet;
 
 use crate::ports::{AttemptChange, InsertError, Recorded, Reservation, SessionRepository};
 use crate::session::{AttemptState, PaymentAttempt, PaymentSession, RefundState, SessionState};
+use crate::terminal::Terminal;
 use crate::testing::builders::{
     at, attempt, decimal, full_checkout_session, random_bytes, reference, refund, session, terminal,
 };
+use crate::values::MaxCardAttempts;
 
 /// A store shared by racing tasks.
 pub type Store = Arc<dyn SessionRepository>;
@@ -52,6 +54,29 @@ async fn paid(store: &Store, name: &str) -> PaymentSession {
     s.state = SessionState::Successful;
     insert(store, &s).await;
     s
+}
+
+/// `insert_for_terminal`: a session whose terminal is not, at the insert, as the caller read
+/// it (here a terminal the store does not have) is refused and nothing of it is stored.
+pub async fn a_guarded_insert_for_a_terminal_not_as_read_writes_nothing(store: Store) {
+    let s = full_checkout_session("T-NOT-HERE", "GUARDED-1");
+    let read = Terminal {
+        number: terminal("T-NOT-HERE"),
+        display_name: "Seen once".to_owned(),
+        active: true,
+        callback_hosts: None,
+        max_card_attempts: MaxCardAttempts::SPEC,
+    };
+    assert!(matches!(
+        store.insert_for_terminal(&s, &read).await,
+        Err(InsertError::TerminalChanged)
+    ));
+    assert_eq!(store.get(s.id).await.unwrap(), None);
+    let holder = store
+        .find_holding_reference(&s.terminal, &s.reference)
+        .await
+        .unwrap();
+    assert!(holder.is_none(), "the refused session holds no reference");
 }
 
 /// `insert`: a held reference is a duplicate on the same terminal only, and nothing of the
