@@ -1,173 +1,319 @@
-//! The two writes of a card attempt, each one statement in autocommit: one round trip and one
-//! commit instead of `BEGIN`, two statements and `COMMIT`.
+//! The two writes of card attempts, for one attempt or many, each one statement in autocommit:
+//! one round trip and one commit for every attempt it carries (`attempt_combining`).
 //!
-//! Beginning an attempt moves its session and inserts the attempt only if the session moved:
-//!
-//! ```sql
-//! WITH moved AS (UPDATE payment_sessions SET state = $to, updated_at = $now,
-//!                current_attempt_id = $attempt WHERE id = $session AND state = $from
-//!                RETURNING id)
-//! INSERT INTO payment_attempts (...) SELECT $attempt, moved.id, ... FROM moved RETURNING id
-//! ```
-//!
-//! Recording an answer saves the attempt only if it is in an expected state, and moves the
-//! session only if the attempt was saved and is still the session's current one:
+//! Beginning attempts moves each session and inserts its attempt only if the session moved:
 //!
 //! ```sql
-//! WITH saved AS (UPDATE payment_attempts SET ... WHERE id = $attempt AND session_id = $session
-//!                AND state = ANY($expected) RETURNING session_id),
-//!      moved AS (UPDATE payment_sessions SET state = $to, updated_at = $now
-//!                WHERE id IN (SELECT session_id FROM saved) AND state = $from
-//!                AND current_attempt_id = $attempt RETURNING id)
-//! SELECT (SELECT count(*) FROM saved), (SELECT count(*) FROM moved)
+//! WITH u     AS (SELECT * FROM unnest($1, ..., $16) AS u (id, session_id, ..., from_state, to_state)),
+//!      moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at,
+//!                current_attempt_id = u.id FROM u
+//!                WHERE s.id = u.session_id AND s.state = u.from_state RETURNING u.id)
+//! INSERT INTO payment_attempts (...) SELECT ... FROM u WHERE u.id IN (SELECT id FROM moved)
+//! RETURNING id
 //! ```
 //!
-//! Each statement is atomic, and its row locks are taken in the order the transactions took
-//! them (the session, then the attempt; the attempt, then the session), so racing writers
-//! decide exactly as before: an `UPDATE` that waits for a concurrent one re-checks its `WHERE`
-//! against the row that one committed. The events trigger fires on the session's `UPDATE`
-//! inside the same statement, so a state change and its event still commit together. The text
-//! never changes, so diesel caches each as one prepared statement (a static query id).
+//! Recording answers saves each attempt only if it is in one of its expected states, and moves
+//! its session only if the attempt was saved and is still the session's current one:
+//!
+//! ```sql
+//! WITH u     AS (SELECT * FROM unnest($1, ..., $12) WITH ORDINALITY AS u (id, ..., n)),
+//!      saved AS (UPDATE payment_attempts a SET ... FROM u WHERE a.id = u.id
+//!                AND a.session_id = u.session_id
+//!                AND a.state = ANY(string_to_array(u.expected, ',')) RETURNING u.n),
+//!      moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at
+//!                FROM u WHERE u.n IN (SELECT n FROM saved) AND s.id = u.session_id
+//!                AND s.state = u.from_state AND s.current_attempt_id = u.id RETURNING u.n)
+//! SELECT u.n, u.n IN (SELECT n FROM saved), u.n IN (SELECT n FROM moved) FROM u
+//! ```
+//!
+//! A statement MUST NOT carry two attempts of one session (the combiner splits them into
+//! statements of their own): `UPDATE … FROM` changes a row once per statement, so a second
+//! write of the same row in one statement would be skipped instead of deciding against the
+//! first one's result, as it does in a statement of its own.
+//!
+//! Each statement is atomic, and every row it writes is compared and set as a statement of its
+//! own would: an `UPDATE` that waits for a concurrent one re-checks its `WHERE` against the
+//! row that one committed, so of racing writers exactly one moves a session from a state. The
+//! events trigger fires on each session's `UPDATE` inside the same statement, so a state change
+//! and its event still commit together. The text never depends on how many attempts there are,
+//! so diesel caches each as one prepared statement (a static query id).
 
-use crate::models::NewAttemptRow;
+use std::collections::HashSet;
+
+use checkout_domain::session::PaymentAttempt;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{self, Array, BigInt, Integer, Nullable, SmallInt, Text, Timestamptz};
+use diesel::sql_types::{
+    self, Array, BigInt, Bool, Integer, Nullable, SmallInt, Text, Timestamptz,
+};
 use diesel::QueryResult;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use uuid::Uuid;
 
-/// Moves the session `session_id` from `from` to `to`, makes the attempt its current one and
-/// inserts the attempt, or does nothing when the session is not in `from`; returns the
-/// attempt's id when it did.
-pub(crate) struct BeginAttempt<'a> {
+use crate::models::NewAttemptRow;
+
+/// The text of [`BeginAttempts`] before its arrays, and after them.
+const BEGIN_ARRAYS: &str = "WITH u AS (SELECT * FROM unnest(";
+const BEGIN_WRITES: &str = ") AS u (id, session_id, card_brand, card_last4, \
+    processor_reference, challenge_url, state, svc_code, payment_method, return_url, checks, \
+    next_check_at, created_at, updated_at, from_state, to_state)), \
+    moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at, \
+    current_attempt_id = u.id FROM u WHERE s.id = u.session_id AND s.state = u.from_state \
+    RETURNING u.id) \
+    INSERT INTO payment_attempts (id, session_id, card_brand, card_last4, processor_reference, \
+    challenge_url, state, svc_code, payment_method, return_url, checks, next_check_at, \
+    created_at, updated_at) \
+    SELECT id, session_id, card_brand, card_last4, processor_reference, challenge_url, state, \
+    svc_code, payment_method, return_url, checks, next_check_at, created_at, updated_at \
+    FROM u WHERE u.id IN (SELECT id FROM moved) RETURNING id";
+
+/// The text of [`RecordAttempts`] before its arrays, and after them. With no move asked, an
+/// attempt's `from_state` and `to_state` are NULL: `s.state = NULL` holds for no row.
+const RECORD_ARRAYS: &str = "WITH u AS (SELECT * FROM unnest(";
+const RECORD_WRITES: &str = ") WITH ORDINALITY AS u (id, session_id, state, \
+    processor_reference, challenge_url, svc_code, checks, next_check_at, updated_at, expected, \
+    from_state, to_state, n)), \
+    saved AS (UPDATE payment_attempts a SET state = u.state, \
+    processor_reference = u.processor_reference, challenge_url = u.challenge_url, \
+    svc_code = u.svc_code, checks = u.checks, next_check_at = u.next_check_at, \
+    updated_at = u.updated_at FROM u WHERE a.id = u.id AND a.session_id = u.session_id \
+    AND a.state = ANY(string_to_array(u.expected, ',')) RETURNING u.n), \
+    moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at \
+    FROM u WHERE u.n IN (SELECT n FROM saved) AND s.id = u.session_id \
+    AND s.state = u.from_state AND s.current_attempt_id = u.id RETURNING u.n) \
+    SELECT u.n, u.n IN (SELECT n FROM saved), u.n IN (SELECT n FROM moved) FROM u ORDER BY u.n";
+
+/// An attempt to begin: its session moves from `from` to `to` and takes it as its current one.
+pub(crate) struct Begin {
     /// The attempt to insert.
-    pub row: NewAttemptRow<'a>,
+    pub attempt: PaymentAttempt,
     /// The session's state code now.
     pub from: i16,
     /// The session's state code after.
     pub to: i16,
 }
 
-/// The static query id of [`BeginAttempt`].
-pub(crate) struct BeginAttemptId;
+/// An attempt's answer to record, and the session move it may cause.
+pub(crate) struct Record {
+    /// The attempt as it is to be saved.
+    pub attempt: PaymentAttempt,
+    /// The attempt states in which it may be saved.
+    pub expected: Vec<&'static str>,
+    /// The session's state codes it moves from and to, when a move is asked.
+    pub session_move: Option<(i16, i16)>,
+}
 
-impl QueryId for BeginAttempt<'_> {
-    type QueryId = BeginAttemptId;
+/// What recording one answer did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RecordOutcome {
+    /// The attempt was saved.
+    pub saved: bool,
+    /// Its session moved.
+    pub moved: bool,
+}
+
+/// Begins many attempts, one vector per column: see the module's first statement.
+#[derive(Default)]
+pub(crate) struct BeginAttempts<'a> {
+    id: Vec<Uuid>,
+    session_id: Vec<Uuid>,
+    card_brand: Vec<&'static str>,
+    card_last4: Vec<&'a str>,
+    processor_reference: Vec<Option<&'a str>>,
+    challenge_url: Vec<Option<&'a str>>,
+    state: Vec<&'static str>,
+    svc_code: Vec<Option<&'static str>>,
+    payment_method: Vec<&'a str>,
+    return_url: Vec<&'a str>,
+    checks: Vec<i32>,
+    next_check_at: Vec<Option<OffsetDateTime>>,
+    created_at: Vec<OffsetDateTime>,
+    updated_at: Vec<OffsetDateTime>,
+    from: Vec<i16>,
+    to: Vec<i16>,
+}
+
+impl<'a> BeginAttempts<'a> {
+    /// The statement for `begins`, at most one per session.
+    pub(crate) fn of(begins: &[&'a Begin]) -> Self {
+        let mut q = BeginAttempts::default();
+        for b in begins {
+            let r = NewAttemptRow::of(&b.attempt);
+            q.id.push(r.id);
+            q.session_id.push(r.session_id);
+            q.card_brand.push(r.card_brand);
+            q.card_last4.push(r.card_last4);
+            q.processor_reference.push(r.processor_reference);
+            q.challenge_url.push(r.challenge_url);
+            q.state.push(r.state);
+            q.svc_code.push(r.svc_code);
+            q.payment_method.push(r.payment_method);
+            q.return_url.push(r.return_url);
+            q.checks.push(r.checks);
+            q.next_check_at.push(r.next_check_at);
+            q.created_at.push(r.created_at);
+            q.updated_at.push(r.updated_at);
+            q.from.push(b.from);
+            q.to.push(b.to);
+        }
+        q
+    }
+
+    /// Runs the statement (in autocommit) and returns the ids of the attempts it inserted:
+    /// those whose session was in its `from` state.
+    pub(crate) async fn run(self, conn: &mut AsyncPgConnection) -> QueryResult<HashSet<Uuid>> {
+        let ids: Vec<Uuid> = self.load(conn).await?;
+        Ok(ids.into_iter().collect())
+    }
+}
+
+/// The static query id of [`BeginAttempts`].
+pub(crate) struct BeginAttemptsId;
+
+impl QueryId for BeginAttempts<'_> {
+    type QueryId = BeginAttemptsId;
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl Query for BeginAttempt<'_> {
+impl Query for BeginAttempts<'_> {
     type SqlType = sql_types::Uuid;
 }
 
-impl QueryFragment<Pg> for BeginAttempt<'_> {
+impl QueryFragment<Pg> for BeginAttempts<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        let row = &self.row;
-        out.push_sql("WITH moved AS (UPDATE payment_sessions SET state = ");
-        out.push_bind_param::<SmallInt, _>(&self.to)?;
-        out.push_sql(", updated_at = ");
-        out.push_bind_param::<Timestamptz, _>(&row.updated_at)?;
-        out.push_sql(", current_attempt_id = ");
-        out.push_bind_param::<sql_types::Uuid, _>(&row.id)?;
-        out.push_sql(" WHERE id = ");
-        out.push_bind_param::<sql_types::Uuid, _>(&row.session_id)?;
-        out.push_sql(" AND state = ");
-        out.push_bind_param::<SmallInt, _>(&self.from)?;
-        out.push_sql(
-            " RETURNING id) INSERT INTO payment_attempts (id, session_id, card_brand, \
-             card_last4, processor_reference, challenge_url, state, svc_code, payment_method, \
-             return_url, checks, next_check_at, created_at, updated_at) SELECT ",
-        );
-        out.push_bind_param::<sql_types::Uuid, _>(&row.id)?;
-        out.push_sql(", moved.id, ");
-        out.push_bind_param::<Text, _>(&row.card_brand)?;
+        out.push_sql(BEGIN_ARRAYS);
+        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.id)?;
         out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&row.card_last4)?;
+        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.session_id)?;
         out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&row.processor_reference)?;
+        out.push_bind_param::<Array<Text>, _>(&self.card_brand)?;
         out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&row.challenge_url)?;
+        out.push_bind_param::<Array<Text>, _>(&self.card_last4)?;
         out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&row.state)?;
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.processor_reference)?;
         out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&row.svc_code)?;
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.challenge_url)?;
         out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&row.payment_method)?;
+        out.push_bind_param::<Array<Text>, _>(&self.state)?;
         out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&row.return_url)?;
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.svc_code)?;
         out.push_sql(", ");
-        out.push_bind_param::<Integer, _>(&row.checks)?;
+        out.push_bind_param::<Array<Text>, _>(&self.payment_method)?;
         out.push_sql(", ");
-        out.push_bind_param::<Nullable<Timestamptz>, _>(&row.next_check_at)?;
+        out.push_bind_param::<Array<Text>, _>(&self.return_url)?;
         out.push_sql(", ");
-        out.push_bind_param::<Timestamptz, _>(&row.created_at)?;
+        out.push_bind_param::<Array<Integer>, _>(&self.checks)?;
         out.push_sql(", ");
-        out.push_bind_param::<Timestamptz, _>(&row.updated_at)?;
-        out.push_sql(" FROM moved RETURNING id");
+        out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.next_check_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.created_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.updated_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<SmallInt>, _>(&self.from)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<SmallInt>, _>(&self.to)?;
+        out.push_sql(BEGIN_WRITES);
         Ok(())
     }
 }
 
-/// Saves an attempt's answer when the attempt is in one of `expected`, and then moves its
-/// session from `from` to `to` when asked (`from` and `to` set) and the attempt is still the session's
-/// current one; returns (attempts saved, sessions moved), each 0 or 1.
-pub(crate) struct RecordAttempt<'a> {
-    /// The attempt as it is to be saved.
-    pub row: NewAttemptRow<'a>,
-    /// The attempt states in which it may be saved.
-    pub expected: Vec<&'static str>,
-    /// The session's state code it moves from, when a move is asked.
-    pub from: Option<i16>,
-    /// The session's state code it moves to, when a move is asked.
-    pub to: Option<i16>,
+/// Records many answers, one vector per column: see the module's second statement.
+#[derive(Default)]
+pub(crate) struct RecordAttempts<'a> {
+    id: Vec<Uuid>,
+    session_id: Vec<Uuid>,
+    state: Vec<&'static str>,
+    processor_reference: Vec<Option<&'a str>>,
+    challenge_url: Vec<Option<&'a str>>,
+    svc_code: Vec<Option<&'static str>>,
+    checks: Vec<i32>,
+    next_check_at: Vec<Option<OffsetDateTime>>,
+    updated_at: Vec<OffsetDateTime>,
+    /// The expected states, comma-separated (a state's name never holds a comma).
+    expected: Vec<String>,
+    from: Vec<Option<i16>>,
+    to: Vec<Option<i16>>,
 }
 
-/// The static query id of [`RecordAttempt`].
-pub(crate) struct RecordAttemptId;
+impl<'a> RecordAttempts<'a> {
+    /// The statement for `records`, at most one per session.
+    pub(crate) fn of(records: &[&'a Record]) -> Self {
+        let mut q = RecordAttempts::default();
+        for rec in records {
+            let r = NewAttemptRow::of(&rec.attempt);
+            q.id.push(r.id);
+            q.session_id.push(r.session_id);
+            q.state.push(r.state);
+            q.processor_reference.push(r.processor_reference);
+            q.challenge_url.push(r.challenge_url);
+            q.svc_code.push(r.svc_code);
+            q.checks.push(r.checks);
+            q.next_check_at.push(r.next_check_at);
+            q.updated_at.push(r.updated_at);
+            q.expected.push(rec.expected.join(","));
+            q.from.push(rec.session_move.map(|(from, _)| from));
+            q.to.push(rec.session_move.map(|(_, to)| to));
+        }
+        q
+    }
 
-impl QueryId for RecordAttempt<'_> {
-    type QueryId = RecordAttemptId;
+    /// Runs the statement (in autocommit) and returns what it did for each answer, in order.
+    pub(crate) async fn run(self, conn: &mut AsyncPgConnection) -> QueryResult<Vec<RecordOutcome>> {
+        let count = self.id.len();
+        let rows: Vec<(i64, bool, bool)> = self.load(conn).await?;
+        if rows.len() != count {
+            return Err(diesel::result::Error::DeserializationError(
+                format!("recording {count} answers returned {} rows", rows.len()).into(),
+            ));
+        }
+        Ok(rows
+            .into_iter()
+            .map(|(_, saved, moved)| RecordOutcome { saved, moved })
+            .collect())
+    }
+}
+
+/// The static query id of [`RecordAttempts`].
+pub(crate) struct RecordAttemptsId;
+
+impl QueryId for RecordAttempts<'_> {
+    type QueryId = RecordAttemptsId;
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl Query for RecordAttempt<'_> {
-    type SqlType = (BigInt, BigInt);
+impl Query for RecordAttempts<'_> {
+    type SqlType = (BigInt, Bool, Bool);
 }
 
-impl QueryFragment<Pg> for RecordAttempt<'_> {
+impl QueryFragment<Pg> for RecordAttempts<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        let row = &self.row;
-        out.push_sql("WITH saved AS (UPDATE payment_attempts SET state = ");
-        out.push_bind_param::<Text, _>(&row.state)?;
-        out.push_sql(", processor_reference = ");
-        out.push_bind_param::<Nullable<Text>, _>(&row.processor_reference)?;
-        out.push_sql(", challenge_url = ");
-        out.push_bind_param::<Nullable<Text>, _>(&row.challenge_url)?;
-        out.push_sql(", svc_code = ");
-        out.push_bind_param::<Nullable<Text>, _>(&row.svc_code)?;
-        out.push_sql(", checks = ");
-        out.push_bind_param::<Integer, _>(&row.checks)?;
-        out.push_sql(", next_check_at = ");
-        out.push_bind_param::<Nullable<Timestamptz>, _>(&row.next_check_at)?;
-        out.push_sql(", updated_at = ");
-        out.push_bind_param::<Timestamptz, _>(&row.updated_at)?;
-        out.push_sql(" WHERE id = ");
-        out.push_bind_param::<sql_types::Uuid, _>(&row.id)?;
-        out.push_sql(" AND session_id = ");
-        out.push_bind_param::<sql_types::Uuid, _>(&row.session_id)?;
-        out.push_sql(" AND state = ANY(");
+        out.push_sql(RECORD_ARRAYS);
+        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.session_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.state)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.processor_reference)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.challenge_url)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.svc_code)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Integer>, _>(&self.checks)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.next_check_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.updated_at)?;
+        out.push_sql(", ");
         out.push_bind_param::<Array<Text>, _>(&self.expected)?;
-        // With no move asked, `from` and `to` are NULL: `state = NULL` holds for no row.
-        out.push_sql(") RETURNING session_id), moved AS (UPDATE payment_sessions SET state = ");
-        out.push_bind_param::<Nullable<SmallInt>, _>(&self.to)?;
-        out.push_sql(", updated_at = ");
-        out.push_bind_param::<Timestamptz, _>(&row.updated_at)?;
-        out.push_sql(" WHERE id IN (SELECT session_id FROM saved) AND state = ");
-        out.push_bind_param::<Nullable<SmallInt>, _>(&self.from)?;
-        out.push_sql(" AND current_attempt_id = ");
-        out.push_bind_param::<sql_types::Uuid, _>(&row.id)?;
-        out.push_sql(
-            " RETURNING id) SELECT (SELECT count(*) FROM saved), (SELECT count(*) FROM moved)",
-        );
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<SmallInt>>, _>(&self.from)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<SmallInt>>, _>(&self.to)?;
+        out.push_sql(RECORD_WRITES);
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod attempt_combining;
 mod attempt_writes;
 mod availability;
 mod card_attempts;

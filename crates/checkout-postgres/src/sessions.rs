@@ -17,9 +17,10 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::attempt_writes::{BeginAttempt, RecordAttempt};
+use crate::attempt_combining::{AttemptBegins, AttemptRecords};
+use crate::attempt_writes::{Begin, Record};
 use crate::combining;
-use crate::models::{session_from_rows, AttemptRow, ChargeRow, ItemRow, NewAttemptRow, SessionRow};
+use crate::models::{session_from_rows, AttemptRow, ChargeRow, ItemRow, SessionRow};
 use crate::read_combining::SessionReads;
 use crate::schema::{payment_attempts, payment_sessions, session_charges, session_items};
 use crate::store::PgStore;
@@ -252,47 +253,31 @@ impl SessionRepository for PgStore {
         from: SessionState,
         to: SessionState,
     ) -> anyhow::Result<bool> {
-        let statement = BeginAttempt {
-            row: NewAttemptRow::of(attempt),
+        // Written with the attempts begun in flight, in one statement (`attempt_combining`).
+        let begin = Begin {
+            attempt: attempt.clone(),
             from: from.code(),
             to: to.code(),
         };
-        let mut conn = self.conn().await?;
-        statement
-            .get_results::<Uuid>(&mut conn)
-            .await
-            .map(|inserted| !inserted.is_empty())
-            .with_context(|| {
-                format!(
-                    "beginning attempt {} of session {}",
-                    attempt.id, attempt.session_id
-                )
-            })
+        combining::submit::<AttemptBegins>(self, begin).await
     }
 
     async fn record_attempt(&self, change: &AttemptChange<'_>) -> anyhow::Result<Recorded> {
-        let statement = RecordAttempt {
-            row: NewAttemptRow::of(change.attempt),
+        // Written with the answers in flight, in one statement (`attempt_combining`).
+        let record = Record {
+            attempt: change.attempt.clone(),
             expected: change.expected.iter().map(|s| s.as_str()).collect(),
-            from: change.session_move.map(|(from, _)| from.code()),
-            to: change.session_move.map(|(_, to)| to.code()),
+            session_move: change
+                .session_move
+                .map(|(from, to)| (from.code(), to.code())),
         };
-        let mut conn = self.conn().await?;
-        let recorded = statement
-            .get_result::<(i64, i64)>(&mut conn)
-            .await
-            .map(|(saved, moved)| match (saved, moved) {
-                (0, _) => Recorded::Stale,
-                (_, 1) => Recorded::Moved,
-                _ if change.session_move.is_none() => Recorded::Moved,
-                _ => Recorded::AttemptOnly,
-            })
-            .with_context(|| {
-                format!(
-                    "recording attempt {} of session {}",
-                    change.attempt.id, change.attempt.session_id
-                )
-            })?;
+        let outcome = combining::submit::<AttemptRecords>(self, record).await?;
+        let recorded = match (outcome.saved, outcome.moved) {
+            (false, _) => Recorded::Stale,
+            (true, true) => Recorded::Moved,
+            (true, false) if change.session_move.is_none() => Recorded::Moved,
+            (true, false) => Recorded::AttemptOnly,
+        };
         if let (Recorded::Moved, Some((_, to))) = (recorded, change.session_move) {
             counters::sessions_moved(to, 1);
         }

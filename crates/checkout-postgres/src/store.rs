@@ -8,6 +8,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::AsyncPgConnection;
 
+use crate::attempt_combining::{AttemptBegins, AttemptRecords};
 use crate::combining::{runners_for, Combiner};
 use crate::pool::{self, PoolSettings, PooledConnection};
 use crate::read_combining::{SessionReads, TerminalReads};
@@ -29,6 +30,8 @@ struct Inner {
     writes: Combiner<SessionWrites>,
     reads: Combiner<SessionReads>,
     terminal_reads: Combiner<TerminalReads>,
+    attempt_begins: Combiner<AttemptBegins>,
+    attempt_records: Combiner<AttemptRecords>,
 }
 
 impl fmt::Debug for PgStore {
@@ -61,6 +64,8 @@ impl PgStore {
                 writes: Combiner::new(runners_for(settings.max_size)),
                 reads: Combiner::new(runners_for(settings.max_size)),
                 terminal_reads: Combiner::new(runners_for(settings.max_size)),
+                attempt_begins: Combiner::new(runners_for(settings.max_size)),
+                attempt_records: Combiner::new(runners_for(settings.max_size)),
             }),
         };
         drop(store.conn().await?);
@@ -86,6 +91,16 @@ impl PgStore {
     /// The read combining of terminal reads.
     pub(crate) fn terminal_reads(&self) -> &Combiner<TerminalReads> {
         &self.inner.terminal_reads
+    }
+
+    /// The write combining of attempts begun.
+    pub(crate) fn attempt_begins(&self) -> &Combiner<AttemptBegins> {
+        &self.inner.attempt_begins
+    }
+
+    /// The write combining of answers recorded.
+    pub(crate) fn attempt_records(&self) -> &Combiner<AttemptRecords> {
+        &self.inner.attempt_records
     }
 
     /// A connection from the pool, or an error after the checkout timeout.

@@ -479,6 +479,149 @@ async fn record_attempt_saves_the_attempt_and_moves_the_session() {
     );
 }
 
+/// Concurrent attempt writes are combined into shared statements (write combining): of three
+/// racing card submissions on each session exactly one begins its attempt, a bad attempt fails
+/// alone, and of two racing answers about one attempt both decide as they would one after the
+/// other (a later answer that expects the earlier one's state is saved after it, and the
+/// session moves once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_concurrent_attempt_writes_each_decides_as_it_would_alone() {
+    let (db, store) = database().await;
+    let sessions: Vec<PaymentSession> = (0..100)
+        .map(|i| session("T-1", &format!("CARD-{i}")))
+        .collect();
+    for s in &sessions {
+        store.insert(s).await.unwrap();
+    }
+
+    // Ten more sessions, each to get a bad attempt (its last four digits break the table's
+    // check).
+    let bad_sessions: Vec<PaymentSession> = (0..10)
+        .map(|i| session("T-1", &format!("BAD-{i}")))
+        .collect();
+    for s in &bad_sessions {
+        store.insert(s).await.unwrap();
+    }
+
+    // Three submissions on each session and the bad attempts, all at once.
+    let mut tasks = JoinSet::new();
+    for round in 0..3 {
+        for s in &sessions {
+            let (store, a) = (store.clone(), attempt(s, at(100 + round)));
+            tasks.spawn(async move {
+                let begun = store
+                    .begin_attempt(&a, SessionState::Pending, SessionState::Processing)
+                    .await;
+                (a, begun)
+            });
+        }
+    }
+    for s in &bad_sessions {
+        let mut bad = attempt(s, at(90));
+        bad.card_last4 = "42a2".to_owned();
+        let store = store.clone();
+        tasks.spawn(async move {
+            let begun = store
+                .begin_attempt(&bad, SessionState::Pending, SessionState::Processing)
+                .await;
+            (bad, begun)
+        });
+    }
+    let mut winners: BTreeMap<SessionId, PaymentAttempt> = BTreeMap::new();
+    let mut failed = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let (a, begun) = joined.unwrap();
+        match begun {
+            Ok(true) => assert!(winners.insert(a.session_id, a).is_none(), "a second winner"),
+            Ok(false) => {}
+            Err(_) => {
+                assert_eq!(a.card_last4, "42a2", "a good attempt failed");
+                failed += 1;
+            }
+        }
+    }
+    // Each bad attempt failed alone, and nothing of it was written.
+    assert_eq!(failed, bad_sessions.len());
+    for s in &bad_sessions {
+        assert_eq!(store.get(s.id).await.unwrap().as_ref(), Some(s));
+        assert_eq!(store.attempts(s.id).await.unwrap(), []);
+    }
+    assert_eq!(winners.len(), sessions.len());
+    for s in &sessions {
+        let winner = &winners[&s.id];
+        assert_eq!(
+            store.attempts(s.id).await.unwrap(),
+            std::slice::from_ref(winner)
+        );
+        let read = store.get_without_lines(s.id).await.unwrap().unwrap();
+        assert_eq!(
+            (read.state, read.current_attempt),
+            (SessionState::Processing, Some(winner.id))
+        );
+    }
+
+    // Two answers about each winner at once: the processor's answer was lost (Unknown, no
+    // move), and then reconciliation learnt it was approved (the session moves).
+    let mut tasks = JoinSet::new();
+    for winner in winners.values() {
+        let mut lost = winner.clone();
+        lost.state = AttemptState::Unknown;
+        lost.updated_at = at(200);
+        let mut approved = winner.clone();
+        approved.state = AttemptState::Succeeded;
+        approved.processor_reference = Some(format!("pi_{}", winner.session_id));
+        approved.next_check_at = None;
+        approved.updated_at = at(300);
+        for (a, session_move) in [
+            (lost, None),
+            (
+                approved,
+                Some((SessionState::Processing, SessionState::Successful)),
+            ),
+        ] {
+            let store = store.clone();
+            tasks.spawn(async move {
+                let recorded = store
+                    .record_attempt(&AttemptChange {
+                        attempt: &a,
+                        expected: &AttemptState::UNRESOLVED,
+                        session_move,
+                    })
+                    .await
+                    .unwrap();
+                (a, recorded)
+            });
+        }
+    }
+    while let Some(joined) = tasks.join_next().await {
+        let (a, recorded) = joined.unwrap();
+        if a.state == AttemptState::Succeeded {
+            assert_eq!(
+                recorded,
+                Recorded::Moved,
+                "the approval of {}",
+                a.session_id
+            );
+        }
+    }
+    for s in &sessions {
+        let read = store.get(s.id).await.unwrap().unwrap();
+        assert_eq!(read.state, SessionState::Successful, "{}", s.reference);
+        let stored = store.attempt(winners[&s.id].id).await.unwrap().unwrap();
+        assert_eq!(stored.state, AttemptState::Succeeded);
+    }
+    // Each session's move to Successful has its one event (Processing has none).
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(DISTINCT session_id) AS n FROM events WHERE state = 1"
+        )
+        .await,
+        100
+    );
+    assert_eq!(count(&db, "SELECT count(*) AS n FROM events").await, 100);
+}
+
 #[tokio::test]
 async fn the_latest_attempt_is_the_most_recent_one() {
     let (_db, store) = database().await;
