@@ -1,15 +1,18 @@
-//! Read combining ([`combining`](crate::combining)) of the two reads on the hot paths: sessions
-//! without their lines (the status read, the card post) and terminals (the card post, and a
-//! create for a terminal not seen yet). Reads that arrive while others of their kind are in
-//! the database are read together, in one `SELECT … WHERE key = ANY($1)` (for sessions, and
-//! one more for the card attempts of those that have had a card). Each read's statement starts after its request arrived, so it sees
-//! every change committed before then (a terminal deactivated, a session paid), as a read of
-//! its own would. Several requests for one key each get the row.
+//! Read combining ([`combining`](crate::combining)) of the reads on the hot paths: whole
+//! sessions (the hosted pages), sessions without their lines (the status read, the card post)
+//! and terminals (the pages, the card post, and a create for a terminal not seen yet). Reads
+//! that arrive while others of their kind are in the database are read together, with
+//! `SELECT … WHERE key = ANY($1)` (for whole sessions, one each for the sessions, their items,
+//! their charges and their card attempts, pipelined in one round trip; for sessions without
+//! lines, one more for the card attempts of those that have had a card). Each read's
+//! statement starts after its request arrived, so it sees every change committed before then
+//! (a terminal deactivated, a session paid), as a read of its own would. Several requests for
+//! one key each get the row.
 
 use std::collections::HashMap;
 
 use anyhow::Context;
-use checkout_domain::session::PaymentSession;
+use checkout_domain::session::{CardAttempt, PaymentAttempt, PaymentSession};
 use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{SessionId, TerminalNumber};
 use diesel::prelude::*;
@@ -18,15 +21,99 @@ use uuid::Uuid;
 
 use crate::card_attempts;
 use crate::combining::{Combined, Combiner};
-use crate::models::{session_from_rows, SessionRow, TerminalRow};
-use crate::schema::{payment_sessions, terminals};
+use crate::models::{session_from_rows, ChargeRow, ItemRow, SessionRow, TerminalRow};
+use crate::schema::{payment_sessions, session_charges, session_items, terminals};
 use crate::store::PgStore;
+
+/// Whole session reads (items, charges and card attempts), combined.
+pub(crate) struct WholeSessionReads;
 
 /// Session reads without items and charges, combined.
 pub(crate) struct SessionReads;
 
 /// Terminal reads, combined.
 pub(crate) struct TerminalReads;
+
+impl Combined for WholeSessionReads {
+    type Item = SessionId;
+    /// The session, or `None` when there is none with that id.
+    type Answer = Option<PaymentSession>;
+    const KIND: &'static str = "whole session read";
+
+    fn describe(id: &SessionId) -> String {
+        format!("reading payment session {id}")
+    }
+
+    fn combiner(store: &PgStore) -> &Combiner<Self> {
+        store.whole_reads()
+    }
+
+    async fn statement(
+        store: &PgStore,
+        ids: &[&SessionId],
+    ) -> anyhow::Result<Vec<Option<PaymentSession>>> {
+        let uuids: Vec<Uuid> = ids.iter().map(|id| id.as_uuid()).collect();
+        let conn = store.conn().await?;
+        let conn: &diesel_async::AsyncPgConnection = &conn;
+        let sessions = async {
+            let mut c = conn;
+            payment_sessions::table
+                .filter(payment_sessions::id.eq_any(&uuids))
+                .select(SessionRow::as_select())
+                .load(&mut c)
+                .await
+        };
+        let items = async {
+            let mut c = conn;
+            session_items::table
+                .filter(session_items::session_id.eq_any(&uuids))
+                .order((session_items::session_id, session_items::position))
+                .select((session_items::session_id, ItemRow::as_select()))
+                .load::<(Uuid, ItemRow)>(&mut c)
+                .await
+        };
+        let charges = async {
+            let mut c = conn;
+            session_charges::table
+                .filter(session_charges::session_id.eq_any(&uuids))
+                .order((session_charges::session_id, session_charges::position))
+                .select((session_charges::session_id, ChargeRow::as_select()))
+                .load::<(Uuid, ChargeRow)>(&mut c)
+                .await
+        };
+        let attempts = card_attempts::attempt_rows(conn, &uuids);
+        let (rows, items, charges, attempts) = tokio::try_join!(sessions, items, charges, attempts)
+            .context("reading payment sessions")?;
+        let mut items = by_session(items);
+        let mut charges = by_session(charges);
+        let mut sessions: HashMap<SessionId, PaymentSession> = HashMap::new();
+        for row in rows {
+            let id = row.id;
+            let session = session_from_rows(
+                row,
+                items.remove(&id).unwrap_or_default(),
+                charges.remove(&id).unwrap_or_default(),
+            )?;
+            sessions.insert(session.id, session);
+        }
+        for row in attempts {
+            let attempt = PaymentAttempt::try_from(row)?;
+            if let Some(session) = sessions.get_mut(&attempt.session_id) {
+                session.attempts.push(CardAttempt::from(&attempt));
+            }
+        }
+        Ok(ids.iter().map(|id| sessions.get(id).cloned()).collect())
+    }
+}
+
+/// `rows` grouped by their session, each group in the order given.
+fn by_session<T>(rows: Vec<(Uuid, T)>) -> HashMap<Uuid, Vec<T>> {
+    let mut grouped: HashMap<Uuid, Vec<T>> = HashMap::new();
+    for (session, row) in rows {
+        grouped.entry(session).or_default().push(row);
+    }
+    grouped
+}
 
 impl Combined for SessionReads {
     type Item = SessionId;

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use checkout_domain::ports::{
     AttemptChange, InsertError, Recorded, Reservation, SessionRepository,
 };
-use checkout_domain::session::{CardAttempt, PaymentAttempt, PaymentSession, Refund, SessionState};
+use checkout_domain::session::{PaymentAttempt, PaymentSession, Refund, SessionState};
 use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
@@ -21,7 +21,7 @@ use crate::attempt_combining::{AttemptBegins, AttemptRecords};
 use crate::attempt_writes::{Begin, Record};
 use crate::combining;
 use crate::models::{session_from_rows, AttemptRow, ChargeRow, ItemRow, SessionRow};
-use crate::read_combining::SessionReads;
+use crate::read_combining::{SessionReads, WholeSessionReads};
 use crate::schema::{payment_attempts, payment_sessions, session_charges, session_items};
 use crate::store::PgStore;
 use crate::{card_attempts, counters, write_combining};
@@ -151,33 +151,9 @@ impl SessionRepository for PgStore {
     }
 
     async fn get(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
-        let conn = self.conn().await?;
-        let conn: &AsyncPgConnection = &conn;
-        let uuid = id.as_uuid();
-        // Session, items and charges in one pipelined round trip.
-        let session = async {
-            let mut c = conn;
-            payment_sessions::table
-                .find(uuid)
-                .select(SessionRow::as_select())
-                .first(&mut c)
-                .await
-                .optional()
-        };
-        let attempts = card_attempts::attempt_rows(conn, std::slice::from_ref(&uuid));
-        let (row, (items, charges), attempts) =
-            tokio::try_join!(session, children(conn, uuid), attempts)
-                .with_context(|| format!("reading payment session {id}"))?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let mut session = session_from_rows(row, items, charges)?;
-        for row in attempts {
-            session
-                .attempts
-                .push(CardAttempt::from(&PaymentAttempt::try_from(row)?));
-        }
-        Ok(Some(session))
+        // Read with the reads in flight, in one pipelined round trip, or at once when none is
+        // queued (`read_combining`).
+        combining::submit::<WholeSessionReads>(self, id).await
     }
 
     async fn find_holding_reference(

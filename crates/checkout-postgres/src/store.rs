@@ -11,7 +11,7 @@ use diesel_async::AsyncPgConnection;
 use crate::attempt_combining::{AttemptBegins, AttemptRecords};
 use crate::combining::{runners_for, Combiner};
 use crate::pool::{self, PoolSettings, PooledConnection};
-use crate::read_combining::{SessionReads, TerminalReads};
+use crate::read_combining::{SessionReads, TerminalReads, WholeSessionReads};
 use crate::write_combining::SessionWrites;
 
 /// PostgreSQL storage of sessions, attempts, terminals and OAuth clients, over a pool of
@@ -29,6 +29,7 @@ struct Inner {
     checkout_timeout: Duration,
     writes: Combiner<SessionWrites>,
     reads: Combiner<SessionReads>,
+    whole_reads: Combiner<WholeSessionReads>,
     terminal_reads: Combiner<TerminalReads>,
     attempt_begins: Combiner<AttemptBegins>,
     attempt_records: Combiner<AttemptRecords>,
@@ -63,6 +64,7 @@ impl PgStore {
                 checkout_timeout: settings.checkout_timeout,
                 writes: Combiner::new(runners_for(settings.max_size)),
                 reads: Combiner::new(runners_for(settings.max_size)),
+                whole_reads: Combiner::new(runners_for(settings.max_size)),
                 terminal_reads: Combiner::new(runners_for(settings.max_size)),
                 attempt_begins: Combiner::new(runners_for(settings.max_size)),
                 attempt_records: Combiner::new(runners_for(settings.max_size)),
@@ -86,6 +88,11 @@ impl PgStore {
     /// The read combining of session reads without their lines.
     pub(crate) fn reads(&self) -> &Combiner<SessionReads> {
         &self.inner.reads
+    }
+
+    /// The read combining of whole session reads.
+    pub(crate) fn whole_reads(&self) -> &Combiner<WholeSessionReads> {
+        &self.inner.whole_reads
     }
 
     /// The read combining of terminal reads.

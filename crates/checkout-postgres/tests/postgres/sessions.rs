@@ -334,6 +334,65 @@ async fn of_concurrent_reads_each_gets_its_own_session() {
 /// deactivation or a change of callback hosts committed before it refuses it with nothing
 /// written; a guarded create combined with others is refused alone; and with the terminal as
 /// read, a held reference is still a duplicate.
+/// Concurrent whole reads (the pages') are combined too: each gets its own session with its
+/// own items, charges and card attempts, in order, as a read alone gets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_concurrent_whole_reads_each_gets_its_own_lines() {
+    let (_db, store) = database().await;
+    let mut sessions: Vec<PaymentSession> = Vec::new();
+    for i in 0..60 {
+        let mut s = full_checkout_session("T-1", &format!("WHOLE-{i}"));
+        // Sessions differ in their lines: every third has none, the others a prefix of them.
+        let keep = i % 3;
+        s.items.truncate(keep);
+        s.charges.truncate(keep);
+        store.insert(&s).await.unwrap();
+        sessions.push(s);
+    }
+    // Every fifth session has had a card: its attempt is read with it.
+    for s in sessions.iter_mut().step_by(5) {
+        let a = attempt(s, at(100));
+        assert!(store
+            .begin_attempt(&a, SessionState::Pending, SessionState::Processing)
+            .await
+            .unwrap());
+        s.state = SessionState::Processing;
+        s.current_attempt = Some(a.id);
+        s.updated_at = at(100);
+        s.attempts.push((&a).into());
+    }
+
+    // Each session read four times, and twenty unknown ids, all at once.
+    let unknown: Vec<SessionId> = (0..20)
+        .map(|_| SessionId::from_random_bytes(random_bytes()))
+        .collect();
+    let mut tasks = JoinSet::new();
+    let ids = sessions.iter().map(|s| s.id).cycle().take(240);
+    for id in ids.chain(unknown.iter().copied()) {
+        let store = store.clone();
+        tasks.spawn(async move { (id, store.get(id).await) });
+    }
+    let expected: BTreeMap<SessionId, &PaymentSession> =
+        sessions.iter().map(|s| (s.id, s)).collect();
+    let (mut found, mut none) = (BTreeMap::new(), 0);
+    while let Some(joined) = tasks.join_next().await {
+        let (id, read) = joined.unwrap();
+        match read.unwrap() {
+            Some(read) => {
+                assert_eq!(Some(&&read), expected.get(&id), "the read of {id}");
+                *found.entry(id).or_insert(0) += 1;
+            }
+            None => {
+                assert!(unknown.contains(&id), "{id} is stored");
+                none += 1;
+            }
+        }
+    }
+    assert_eq!(none, unknown.len());
+    assert_eq!(found.len(), sessions.len());
+    assert!(found.values().all(|n| *n == 4), "{found:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_guarded_insert_writes_only_while_the_terminal_is_as_read() {
     let (_db, store) = database().await;
