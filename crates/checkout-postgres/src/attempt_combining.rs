@@ -40,11 +40,11 @@ impl Combined for AttemptBegins {
     }
 
     async fn statement(store: &PgStore, begins: &[&Begin]) -> anyhow::Result<Vec<bool>> {
-        let mut conn = store.conn().await?;
+        let conn = store.conn().await?;
         let mut answers = vec![false; begins.len()];
         for round in rounds(begins.iter().map(|b| b.attempt.session_id)) {
             let items: Vec<&Begin> = round.iter().map(|&i| begins[i]).collect();
-            let inserted = BeginAttempts::of(&items).run(&mut conn).await?;
+            let inserted = BeginAttempts::of(&items).run(&conn).await?;
             for i in round {
                 answers[i] = inserted.contains(&begins[i].attempt.id.as_uuid());
             }
@@ -70,7 +70,7 @@ impl Combined for AttemptRecords {
     }
 
     async fn statement(store: &PgStore, records: &[&Record]) -> anyhow::Result<Vec<RecordOutcome>> {
-        let mut conn = store.conn().await?;
+        let conn = store.conn().await?;
         let none = RecordOutcome {
             saved: false,
             moved: false,
@@ -78,7 +78,7 @@ impl Combined for AttemptRecords {
         let mut answers = vec![none; records.len()];
         for round in rounds(records.iter().map(|r| r.attempt.session_id)) {
             let items: Vec<&Record> = round.iter().map(|&i| records[i]).collect();
-            let outcomes = RecordAttempts::of(&items).run(&mut conn).await?;
+            let outcomes = RecordAttempts::of(&items).run(&conn).await?;
             for (i, outcome) in round.into_iter().zip(outcomes) {
                 answers[i] = outcome;
             }

@@ -36,7 +36,8 @@
 //! row that one committed, so of racing writers exactly one moves a session from a state. The
 //! events trigger fires on each session's `UPDATE` inside the same statement, so a state change
 //! and its event still commit together. The text never depends on how many attempts there are,
-//! so diesel caches each as one prepared statement (a static query id).
+//! so diesel caches each as one prepared statement (a static query id), planned once per
+//! connection (`generic_plans`).
 
 use std::collections::HashSet;
 
@@ -51,6 +52,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::generic_plans::generically;
 use crate::models::NewAttemptRow;
 
 /// The text of [`BeginAttempts`] before its arrays, and after them.
@@ -162,8 +164,12 @@ impl<'a> BeginAttempts<'a> {
 
     /// Runs the statement (in autocommit) and returns the ids of the attempts it inserted:
     /// those whose session was in its `from` state.
-    pub(crate) async fn run(self, conn: &mut AsyncPgConnection) -> QueryResult<HashSet<Uuid>> {
-        let ids: Vec<Uuid> = self.load(conn).await?;
+    pub(crate) async fn run(self, conn: &AsyncPgConnection) -> QueryResult<HashSet<Uuid>> {
+        let ids: Vec<Uuid> = generically(conn, async {
+            let mut c = conn;
+            self.load(&mut c).await
+        })
+        .await?;
         Ok(ids.into_iter().collect())
     }
 }
@@ -260,9 +266,13 @@ impl<'a> RecordAttempts<'a> {
     }
 
     /// Runs the statement (in autocommit) and returns what it did for each answer, in order.
-    pub(crate) async fn run(self, conn: &mut AsyncPgConnection) -> QueryResult<Vec<RecordOutcome>> {
+    pub(crate) async fn run(self, conn: &AsyncPgConnection) -> QueryResult<Vec<RecordOutcome>> {
         let count = self.id.len();
-        let rows: Vec<(i64, bool, bool)> = self.load(conn).await?;
+        let rows: Vec<(i64, bool, bool)> = generically(conn, async {
+            let mut c = conn;
+            self.load(&mut c).await
+        })
+        .await?;
         if rows.len() != count {
             return Err(diesel::result::Error::DeserializationError(
                 format!("recording {count} answers returned {} rows", rows.len()).into(),

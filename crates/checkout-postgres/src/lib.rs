@@ -8,6 +8,7 @@ mod clients;
 mod combining;
 pub mod counters;
 mod events;
+mod generic_plans;
 mod idempotency;
 mod migrations;
 mod models;

@@ -16,11 +16,12 @@ use checkout_domain::session::{CardAttempt, PaymentAttempt, PaymentSession};
 use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{SessionId, TerminalNumber};
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use crate::card_attempts;
 use crate::combining::{Combined, Combiner};
+use crate::generic_plans::generically;
 use crate::models::{session_from_rows, ChargeRow, ItemRow, SessionRow, TerminalRow};
 use crate::schema::{payment_sessions, session_charges, session_items, terminals};
 use crate::store::PgStore;
@@ -54,7 +55,7 @@ impl Combined for WholeSessionReads {
     ) -> anyhow::Result<Vec<Option<PaymentSession>>> {
         let uuids: Vec<Uuid> = ids.iter().map(|id| id.as_uuid()).collect();
         let conn = store.conn().await?;
-        let conn: &diesel_async::AsyncPgConnection = &conn;
+        let conn: &AsyncPgConnection = &conn;
         let sessions = async {
             let mut c = conn;
             payment_sessions::table
@@ -82,7 +83,12 @@ impl Combined for WholeSessionReads {
                 .await
         };
         let attempts = card_attempts::attempt_rows(conn, &uuids);
-        let (rows, items, charges, attempts) = tokio::try_join!(sessions, items, charges, attempts)
+        // Planned once per connection: at the pages' few reads per statement, planning the
+        // four each time cost more than setting and resetting the plan mode around them. A
+        // status read's statement carries more reads, and there it did not (`generic_plans`).
+        let all = async { tokio::try_join!(sessions, items, charges, attempts) };
+        let (rows, items, charges, attempts) = generically(conn, all)
+            .await
             .context("reading payment sessions")?;
         let mut items = by_session(items);
         let mut charges = by_session(charges);

@@ -17,7 +17,8 @@
 //! ```
 //!
 //! One array per column, so the text never depends on how many sessions, items or charges
-//! there are, and diesel caches it as one prepared statement (a static query id).
+//! there are, and diesel caches it as one prepared statement (a static query id), planned
+//! once per connection (`generic_plans`).
 //!
 //! A session whose reference is held (the partial unique index
 //! `payment_sessions_reference_held`, every state but Expired) is skipped
@@ -48,6 +49,7 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::generic_plans::generically;
 use crate::models::{charge_rows, item_rows, NewSessionRow};
 
 /// The text of the statement before the session arrays, between them, and after them.
@@ -186,11 +188,12 @@ impl<'a> InsertSessions<'a> {
     /// Runs the statement (in autocommit unless `conn` is in a transaction) and returns, by
     /// id, true for the sessions it inserted and false for those whose terminal was no longer
     /// as read; the others' references were held.
-    pub(crate) async fn run(
-        self,
-        conn: &mut AsyncPgConnection,
-    ) -> QueryResult<HashMap<Uuid, bool>> {
-        let rows: Vec<(Uuid, bool)> = self.load(conn).await?;
+    pub(crate) async fn run(self, conn: &AsyncPgConnection) -> QueryResult<HashMap<Uuid, bool>> {
+        let rows: Vec<(Uuid, bool)> = generically(conn, async {
+            let mut c = conn;
+            self.load(&mut c).await
+        })
+        .await?;
         Ok(rows.into_iter().collect())
     }
 }

@@ -81,8 +81,8 @@ impl Combined for SessionWrites {
         });
         let statement = InsertSessions::of(ordered.iter().map(|n| (&n.session, n.read.as_ref())))?;
         let count = statement.len();
-        let mut conn = store.conn().await?;
-        let written: HashMap<Uuid, bool> = statement.run(&mut conn).await?;
+        let conn = store.conn().await?;
+        let written: HashMap<Uuid, bool> = statement.run(&conn).await?;
         counters::insert_statement(count);
         Ok(news
             .iter()
