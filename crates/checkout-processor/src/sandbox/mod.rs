@@ -18,7 +18,7 @@ use checkout_domain::values::AttemptId;
 use rust_decimal::Decimal;
 
 use cards::{Behaviour, REASON_AUTHENTICATION_FAILED};
-use ledger::{Entry, Ledger};
+use ledger::{reference_of, refused, unreachable, Entry, FirstAnswer, Held, Ledger};
 
 /// A card processor in process, the embedded default: answers by card number following
 /// Stripe's test-card convention, remembers every attempt (in memory: a restart forgets, so
@@ -78,11 +78,6 @@ impl SandboxProcessor {
     }
 }
 
-/// The processor reference of an attempt's authorisation.
-fn reference_of(attempt: AttemptId) -> String {
-    format!("sbx_{attempt}")
-}
-
 /// The payment-method reference of a card: its behaviour and the attempt, never card data.
 fn payment_method_of(behaviour: Behaviour, attempt: AttemptId) -> String {
     format!("pm_sbx_{}_{}", behaviour.tag(), attempt.as_uuid().simple())
@@ -95,63 +90,32 @@ fn behaviour_of_payment_method(reference: &str) -> Option<Behaviour> {
     Behaviour::of_tag(tag)
 }
 
-fn unreachable() -> ProcessorError {
-    ProcessorError::Communication("sandbox processor did not answer".into())
-}
-
 /// What the sandbox does with a new attempt: its answer and what it then holds.
-fn decide(behaviour: Behaviour, reference: String) -> Entry {
-    let approved = |captured| ProcessorOutcome::Approved {
-        processor_reference: reference.clone(),
-        captured,
-    };
-    let nothing = ProcessorOutcome::Canceled {
-        processor_reference: reference.clone(),
-    };
-    match behaviour {
-        Behaviour::ApproveRefundRefused => Entry {
-            answer: Ok(approved(true)),
-            holding: approved(true),
-        },
-        Behaviour::Approve { captured } => Entry {
-            answer: Ok(approved(captured)),
-            holding: approved(captured),
-        },
-        Behaviour::Decline(reason) => {
-            let outcome = ProcessorOutcome::Declined {
-                processor_reference: Some(reference.clone()),
-                reason: reason.to_owned(),
-            };
-            Entry {
-                answer: Ok(outcome.clone()),
-                holding: outcome,
-            }
+fn decide(behaviour: Behaviour) -> Entry {
+    let (answer, holding) = match behaviour {
+        Behaviour::ApproveRefundRefused => {
+            let held = Held::Approved { captured: true };
+            (FirstAnswer::Gave(held), held)
         }
-        Behaviour::Challenge => {
-            let outcome = ProcessorOutcome::ChallengeRequired {
-                processor_reference: reference.clone(),
-                challenge_url: None,
-            };
-            Entry {
-                answer: Ok(outcome.clone()),
-                holding: outcome,
-            }
+        Behaviour::Approve { captured } => {
+            let held = Held::Approved { captured };
+            (FirstAnswer::Gave(held), held)
         }
+        Behaviour::Decline(reason) => (
+            FirstAnswer::Gave(Held::Declined(reason)),
+            Held::Declined(reason),
+        ),
+        Behaviour::Challenge => (FirstAnswer::Gave(Held::Challenge), Held::Challenge),
         // Never reached: such a card is refused at tokenize.
-        Behaviour::Unreachable => Entry {
-            answer: Err(unreachable()),
-            holding: nothing,
-        },
-        Behaviour::LoseAnswer => Entry {
-            answer: Err(unreachable()),
-            holding: approved(true),
-        },
-        Behaviour::Refuse => Entry {
-            answer: Err(ProcessorError::Controlled(
-                "sandbox processor refused the request".into(),
-            )),
-            holding: nothing,
-        },
+        Behaviour::Unreachable => (FirstAnswer::Lost, Held::Canceled),
+        Behaviour::LoseAnswer => (FirstAnswer::Lost, Held::Approved { captured: true }),
+        Behaviour::Refuse => (FirstAnswer::Refused, Held::Canceled),
+    };
+    Entry {
+        answer,
+        holding,
+        captured: None,
+        refusing_refunds: behaviour == Behaviour::ApproveRefundRefused,
     }
 }
 
@@ -181,26 +145,25 @@ impl CardProcessor for SandboxProcessor {
         self.authorize_calls.fetch_add(1, Ordering::SeqCst);
         self.wait().await;
         let mut ledger = self.ledger();
+        let reference = reference_of(request.attempt);
         if let Some(entry) = ledger.entry(request.attempt) {
             tracing::debug!(attempt = %request.attempt, "sandbox: repeated attempt, replaying");
-            return entry.replay();
+            return entry.replay(&reference);
         }
         let behaviour = behaviour_of_payment_method(request.payment_method).ok_or_else(|| {
             ProcessorError::Controlled("sandbox processor knows no such payment method".into())
         })?;
         self.authorizations.fetch_add(1, Ordering::SeqCst);
-        let reference = reference_of(request.attempt);
-        let entry = decide(behaviour, reference.clone());
-        let answer = entry.answer.clone();
-        if let ProcessorOutcome::Approved { captured: true, .. } = entry.holding {
-            ledger
-                .captured
-                .insert(reference.clone(), request.amount.value());
+        let mut entry = decide(behaviour);
+        if entry.holding == (Held::Approved { captured: true }) {
+            entry.captured = Some(request.amount.value());
         }
-        if behaviour == Behaviour::ApproveRefundRefused {
-            ledger.refusing_refunds.insert(reference.clone());
-        }
-        ledger.record(request.attempt, reference, entry);
+        let answer = match entry.answer {
+            FirstAnswer::Gave(held) => Ok(held.outcome(&reference)),
+            FirstAnswer::Lost => Err(unreachable()),
+            FirstAnswer::Refused => Err(refused()),
+        };
+        ledger.record(request.attempt, entry);
         tracing::debug!(attempt = %request.attempt, ?behaviour, "sandbox: authorised");
         answer
     }
@@ -211,8 +174,8 @@ impl CardProcessor for SandboxProcessor {
     ) -> Result<ProcessorOutcome, ProcessorError> {
         self.wait().await;
         self.ledger()
-            .holding(processor_reference)
-            .map(|h| h.clone())
+            .payment(processor_reference)
+            .map(|entry| entry.holding.outcome(processor_reference))
             .ok_or_else(unknown_reference)
     }
 
@@ -223,71 +186,49 @@ impl CardProcessor for SandboxProcessor {
     ) -> Result<ProcessorOutcome, ProcessorError> {
         self.wait().await;
         let mut ledger = self.ledger();
-        let holding = ledger
-            .holding(processor_reference)
+        let entry = ledger
+            .payment(processor_reference)
             .ok_or_else(unknown_reference)?;
-        if let ProcessorOutcome::ChallengeRequired { .. } = holding {
-            let reference = processor_reference.to_owned();
-            *holding = if passed {
-                ProcessorOutcome::Approved {
-                    processor_reference: reference,
-                    captured: true,
-                }
+        if entry.holding == Held::Challenge {
+            entry.holding = if passed {
+                Held::Approved { captured: true }
             } else {
-                ProcessorOutcome::Declined {
-                    processor_reference: Some(reference),
-                    reason: REASON_AUTHENTICATION_FAILED.to_owned(),
-                }
+                Held::Declined(REASON_AUTHENTICATION_FAILED)
             };
         }
         // Settled now or before: a repeated answer gets what the processor holds.
-        Ok(holding.clone())
+        Ok(entry.holding.outcome(processor_reference))
     }
 
     async fn cancel(&self, processor_reference: &str) -> Result<ProcessorOutcome, ProcessorError> {
         self.wait().await;
         let mut ledger = self.ledger();
-        let holding = ledger
-            .holding(processor_reference)
+        let entry = ledger
+            .payment(processor_reference)
             .ok_or_else(unknown_reference)?;
         if matches!(
-            holding,
-            ProcessorOutcome::ChallengeRequired { .. }
-                | ProcessorOutcome::Approved {
-                    captured: false,
-                    ..
-                }
+            entry.holding,
+            Held::Challenge | Held::Approved { captured: false }
         ) {
-            *holding = ProcessorOutcome::Canceled {
-                processor_reference: processor_reference.to_owned(),
-            };
+            entry.holding = Held::Canceled;
         }
-        Ok(holding.clone())
+        Ok(entry.holding.outcome(processor_reference))
     }
 
     async fn capture(&self, request: CaptureRequest<'_>) -> Result<Decimal, ProcessorError> {
         self.wait().await;
         let mut ledger = self.ledger();
         let reference = request.processor_reference;
-        let holding = ledger.holding(reference).ok_or_else(unknown_reference)?;
-        match holding {
-            ProcessorOutcome::Approved {
-                captured: false, ..
-            } => {
-                *holding = ProcessorOutcome::Approved {
-                    processor_reference: reference.to_owned(),
-                    captured: true,
-                };
-                ledger
-                    .captured
-                    .insert(reference.to_owned(), request.amount.value());
+        let entry = ledger.payment(reference).ok_or_else(unknown_reference)?;
+        match entry.holding {
+            Held::Approved { captured: false } => {
+                entry.holding = Held::Approved { captured: true };
+                entry.captured = Some(request.amount.value());
                 Ok(request.amount.value())
             }
-            ProcessorOutcome::Approved { captured: true, .. } => Ok(ledger
-                .captured
-                .get(reference)
-                .copied()
-                .unwrap_or(request.amount.value())),
+            Held::Approved { captured: true } => {
+                Ok(entry.captured.unwrap_or(request.amount.value()))
+            }
             _ => Err(ProcessorError::Controlled(
                 "sandbox processor: no authorisation to capture".into(),
             )),
@@ -301,10 +242,13 @@ impl CardProcessor for SandboxProcessor {
             return Ok(answer.clone());
         }
         let reference = request.processor_reference;
-        let captured = match ledger.holding(reference) {
-            Some(ProcessorOutcome::Approved { captured: true, .. }) => {
-                ledger.captured.get(reference).copied().unwrap_or_default()
-            }
+        let (captured, refusing) = match ledger.payment(reference) {
+            Some(Entry {
+                holding: Held::Approved { captured: true },
+                captured,
+                refusing_refunds,
+                ..
+            }) => (captured.unwrap_or_default(), *refusing_refunds),
             Some(_) => {
                 return Err(ProcessorError::Controlled(
                     "sandbox processor: nothing captured to refund".into(),
@@ -318,7 +262,7 @@ impl CardProcessor for SandboxProcessor {
             ));
         }
         let refund_reference = format!("sbx_re_{}", request.refund);
-        let answer = if ledger.refusing_refunds.contains(reference) {
+        let answer = if refusing {
             RefundOutcome::Failed {
                 refund_reference: Some(refund_reference),
                 reason: "refund_failed".into(),
