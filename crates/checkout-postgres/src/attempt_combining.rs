@@ -4,13 +4,12 @@
 //! for them all. Each learns its own outcome, decided by the same compare-and-set as a
 //! statement of its own.
 //!
-//! Two writes about one session never share a statement: the second goes into the next one,
-//! which starts after the first committed and so decides against its result, as it would
-//! have on its own.
+//! Two writes about one session never share a statement ([`Combined::key`]): the second waits
+//! for the next one, which starts after the first committed and so decides against its
+//! result, as it would have on its own. Within a statement, writes are ordered by session, so
+//! that statements take their row locks in one order.
 
-use std::collections::HashMap;
-
-use checkout_domain::values::SessionId;
+use checkout_domain::session::PaymentAttempt;
 
 use crate::attempt_writes::{Begin, BeginAttempts, Record, RecordAttempts, RecordOutcome};
 use crate::combining::{Combined, Combiner};
@@ -39,17 +38,21 @@ impl Combined for AttemptBegins {
         store.attempt_begins()
     }
 
+    fn key(b: &Begin) -> Option<u128> {
+        Some(b.attempt.session_id.as_uuid().as_u128())
+    }
+
     async fn statement(store: &PgStore, begins: &[&Begin]) -> anyhow::Result<Vec<bool>> {
         let conn = store.conn().await?;
-        let mut answers = vec![false; begins.len()];
-        for round in rounds(begins.iter().map(|b| b.attempt.session_id)) {
-            let items: Vec<&Begin> = round.iter().map(|&i| begins[i]).collect();
-            let inserted = BeginAttempts::of(&items).run(&conn).await?;
-            for i in round {
-                answers[i] = inserted.contains(&begins[i].attempt.id.as_uuid());
-            }
-        }
-        Ok(answers)
+        let ordered: Vec<&Begin> = by_session(begins, |b| &b.attempt)
+            .into_iter()
+            .map(|i| begins[i])
+            .collect();
+        let inserted = BeginAttempts::of(&ordered).run(&conn).await?;
+        Ok(begins
+            .iter()
+            .map(|b| inserted.contains(&b.attempt.id.as_uuid()))
+            .collect())
     }
 }
 
@@ -69,74 +72,33 @@ impl Combined for AttemptRecords {
         store.attempt_records()
     }
 
+    fn key(r: &Record) -> Option<u128> {
+        Some(r.attempt.session_id.as_uuid().as_u128())
+    }
+
     async fn statement(store: &PgStore, records: &[&Record]) -> anyhow::Result<Vec<RecordOutcome>> {
         let conn = store.conn().await?;
-        let none = RecordOutcome {
-            saved: false,
-            moved: false,
-        };
-        let mut answers = vec![none; records.len()];
-        for round in rounds(records.iter().map(|r| r.attempt.session_id)) {
-            let items: Vec<&Record> = round.iter().map(|&i| records[i]).collect();
-            let outcomes = RecordAttempts::of(&items).run(&conn).await?;
-            for (i, outcome) in round.into_iter().zip(outcomes) {
-                answers[i] = outcome;
-            }
+        let order = by_session(records, |r| &r.attempt);
+        let ordered: Vec<&Record> = order.iter().map(|&i| records[i]).collect();
+        let outcomes = RecordAttempts::of(&ordered).run(&conn).await?;
+        let mut answers = vec![
+            RecordOutcome {
+                saved: false,
+                moved: false,
+            };
+            records.len()
+        ];
+        for (i, outcome) in order.into_iter().zip(outcomes) {
+            answers[i] = outcome;
         }
         Ok(answers)
     }
 }
 
-/// The positions of `sessions`, in statements that each hold at most one of every session,
-/// in the order given: the first write of each session in the first, its second in the
-/// second, and so on. Each statement's positions are ordered by session, so that statements
-/// take their row locks in one order.
-fn rounds(sessions: impl Iterator<Item = SessionId>) -> Vec<Vec<usize>> {
-    let mut seen: HashMap<SessionId, usize> = HashMap::new();
-    let mut rounds: Vec<Vec<(SessionId, usize)>> = Vec::new();
-    for (i, session) in sessions.enumerate() {
-        let n = seen.entry(session).or_default();
-        if rounds.len() <= *n {
-            rounds.push(Vec::new());
-        }
-        rounds[*n].push((session, i));
-        *n += 1;
-    }
-    rounds
-        .into_iter()
-        .map(|mut round| {
-            round.sort();
-            round.into_iter().map(|(_, i)| i).collect()
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_session_written_twice_gets_a_statement_after_its_first() {
-        let [a, b, c] = [3, 1, 2].map(|n| SessionId::from_random_bytes([n; 16]));
-        let rounds = rounds([a, b, a, c, a].into_iter());
-        assert_eq!(rounds.len(), 3);
-        // b (1), c (2), a (3): by session.
-        assert_eq!(rounds[0], [1, 3, 0]);
-        assert_eq!(rounds[1], [2]);
-        assert_eq!(rounds[2], [4]);
-    }
-
-    #[test]
-    fn distinct_sessions_share_one_statement_ordered_by_session() {
-        let ids: Vec<SessionId> = [9, 4, 7, 1, 5]
-            .map(|n| SessionId::from_random_bytes([n; 16]))
-            .to_vec();
-        let rounds = rounds(ids.iter().copied());
-        assert_eq!(rounds.len(), 1);
-        let ordered: Vec<SessionId> = rounds[0].iter().map(|&i| ids[i]).collect();
-        let mut sorted = ordered.clone();
-        sorted.sort();
-        assert_eq!(ordered, sorted);
-        assert_eq!(ordered.len(), 5);
-    }
+/// The positions of `items`, ordered by the session of their attempt: a statement's rows in
+/// that order take their row locks in one order.
+fn by_session<T>(items: &[&T], attempt: impl Fn(&T) -> &PaymentAttempt) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| attempt(items[i]).session_id);
+    order
 }

@@ -26,8 +26,8 @@
 //! SELECT u.n, u.n IN (SELECT n FROM saved), u.n IN (SELECT n FROM moved) FROM u
 //! ```
 //!
-//! A statement MUST NOT carry two attempts of one session (the combiner splits them into
-//! statements of their own): `UPDATE … FROM` changes a row once per statement, so a second
+//! A statement MUST NOT carry two attempts of one session (the combiner's key keeps them in
+//! statements of their own, `attempt_combining`): `UPDATE … FROM` changes a row once per statement, so a second
 //! write of the same row in one statement would be skipped instead of deciding against the
 //! first one's result, as it does in a statement of its own.
 //!

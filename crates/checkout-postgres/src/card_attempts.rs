@@ -36,7 +36,7 @@ pub(crate) async fn fill<'a>(
     conn: &AsyncPgConnection,
     sessions: impl IntoIterator<Item = &'a mut PaymentSession>,
 ) -> anyhow::Result<()> {
-    let mut paid: Vec<&mut PaymentSession> = sessions
+    let paid: Vec<&mut PaymentSession> = sessions
         .into_iter()
         .filter(|s| s.current_attempt.is_some())
         .collect();
@@ -47,12 +47,22 @@ pub(crate) async fn fill<'a>(
     let rows = attempt_rows(conn, &ids)
         .await
         .context("reading the card attempts of sessions")?;
+    attach(rows, paid)
+}
+
+/// Appends each of `rows` (in their order) to [`PaymentSession::attempts`] of every session
+/// in `sessions` it belongs to.
+pub(crate) fn attach<'a>(
+    rows: Vec<AttemptRow>,
+    sessions: impl IntoIterator<Item = &'a mut PaymentSession>,
+) -> anyhow::Result<()> {
+    let mut sessions: Vec<&mut PaymentSession> = sessions.into_iter().collect();
     for row in rows {
         let attempt = PaymentAttempt::try_from(row)?;
         let session_id = attempt.session_id;
         let attempt = CardAttempt::from(&attempt);
         // Several events may be about one session: each gets the list.
-        for session in paid.iter_mut().filter(|s| s.id == session_id) {
+        for session in sessions.iter_mut().filter(|s| s.id == session_id) {
             session.attempts.push(attempt.clone());
         }
     }

@@ -4,8 +4,9 @@
 //! At most [`Combiner::runners`] statements of a kind are in flight. A request that finds one
 //! of them free starts a runner at once with whatever is queued (itself, when alone: it never
 //! waits for company, there is no timer). Otherwise it queues, and the next runner to finish
-//! takes the whole queue (up to [`MAX_BATCH`]) as its next statement. Each request learns its
-//! own answer. When a statement of many fails, each of its requests is carried out again on
+//! takes the whole queue (up to [`MAX_BATCH`], and one request of each [key](Combined::key))
+//! as its next statement. Each request learns its own answer. A statement is atomic: when one
+//! of many fails, nothing of it was written, and each of its requests is carried out again on
 //! its own, so that one bad row fails only its own request; when it failed because the
 //! database cannot be reached, they all get that (retryable) error at once. A request is
 //! answered after its statement returned (for a write, after the commit).
@@ -13,6 +14,7 @@
 //! Runners are tasks of their own, so a request whose caller goes away (a dropped request)
 //! never abandons the statement that carries the others.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::mem;
@@ -56,10 +58,21 @@ pub(crate) trait Combined: Sized + Send + Sync + 'static {
     /// The request, for errors and logs ("reading payment session …").
     fn describe(item: &Self::Item) -> String;
 
+    /// What two requests that never share a statement have in common (the session two card
+    /// attempts' writes are about), or `None` when any requests may share one. Of queued
+    /// requests with one key, the oldest goes into the next statement and the others wait
+    /// for the statements after it, in their order.
+    fn key(_item: &Self::Item) -> Option<u128> {
+        None
+    }
+
     /// The combiner of this kind in `store`.
     fn combiner(store: &PgStore) -> &Combiner<Self>;
 
     /// Carries out `items` in one statement: one answer per item, in their order.
+    ///
+    /// MUST write all or nothing (one statement in autocommit, or one transaction): when it
+    /// fails, its requests are carried out again one by one.
     fn statement(
         store: &PgStore,
         items: &[&Self::Item],
@@ -135,13 +148,21 @@ pub(crate) async fn submit<K: Combined>(
     })
 }
 
-/// The oldest queued requests, at most [`MAX_BATCH`].
+/// The oldest queued requests, at most [`MAX_BATCH`] and at most one of each
+/// [key](Combined::key); the others stay queued in their order.
 fn take_batch<K: Combined>(queue: &mut Queue<K>) -> Vec<Pending<K>> {
-    if queue.waiting.len() <= MAX_BATCH {
-        mem::take(&mut queue.waiting)
-    } else {
-        queue.waiting.drain(..MAX_BATCH).collect()
+    let mut keys = HashSet::new();
+    let mut batch = Vec::with_capacity(queue.waiting.len().min(MAX_BATCH));
+    let mut kept = Vec::new();
+    for p in mem::take(&mut queue.waiting) {
+        if batch.len() < MAX_BATCH && K::key(&p.item).is_none_or(|key| keys.insert(key)) {
+            batch.push(p);
+        } else {
+            kept.push(p);
+        }
     }
+    queue.waiting = kept;
+    batch
 }
 
 /// One running runner. Dropped without finishing (its runtime shut down), it gives its place
@@ -248,6 +269,71 @@ fn fail_all<K: Combined>(batch: Vec<Pending<K>>, e: &anyhow::Error) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kind whose requests are (key, position).
+    struct Keyed;
+
+    impl Combined for Keyed {
+        type Item = (u128, usize);
+        type Answer = ();
+        const KIND: &'static str = "keyed test request";
+
+        fn describe(item: &(u128, usize)) -> String {
+            format!("{item:?}")
+        }
+
+        fn key(item: &(u128, usize)) -> Option<u128> {
+            Some(item.0)
+        }
+
+        fn combiner(_: &PgStore) -> &Combiner<Self> {
+            panic!("take_batch does not use the store")
+        }
+
+        async fn statement(_: &PgStore, _: &[&(u128, usize)]) -> anyhow::Result<Vec<()>> {
+            panic!("take_batch runs no statement")
+        }
+    }
+
+    fn queue_of(keys: &[u128]) -> Queue<Keyed> {
+        let waiting = keys
+            .iter()
+            .enumerate()
+            .map(|(position, &key)| Pending {
+                item: (key, position),
+                reply: oneshot::channel().0,
+            })
+            .collect();
+        Queue {
+            waiting,
+            running: 1,
+        }
+    }
+
+    fn positions(batch: &[Pending<Keyed>]) -> Vec<usize> {
+        batch.iter().map(|p| p.item.1).collect()
+    }
+
+    #[test]
+    fn requests_with_one_key_go_into_successive_statements_in_their_order() {
+        let mut queue = queue_of(&[7, 3, 7, 9, 7, 3]);
+        assert_eq!(positions(&take_batch(&mut queue)), [0, 1, 3]);
+        assert_eq!(positions(&take_batch(&mut queue)), [2, 5]);
+        assert_eq!(positions(&take_batch(&mut queue)), [4]);
+        assert!(take_batch(&mut queue).is_empty());
+    }
+
+    #[test]
+    fn a_statement_takes_at_most_the_batch_size_oldest_first() {
+        let keys: Vec<u128> = (0..MAX_BATCH as u128 + 10).collect();
+        let mut queue = queue_of(&keys);
+        let first = take_batch(&mut queue);
+        assert_eq!(positions(&first), (0..MAX_BATCH).collect::<Vec<_>>());
+        assert_eq!(
+            positions(&take_batch(&mut queue)),
+            (MAX_BATCH..MAX_BATCH + 10).collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn one_runner_per_sixteen_connections_and_never_none() {

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use anyhow::Context;
-use checkout_domain::session::{CardAttempt, PaymentAttempt, PaymentSession};
+use checkout_domain::session::PaymentSession;
 use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{SessionId, TerminalNumber};
 use diesel::prelude::*;
@@ -102,12 +102,7 @@ impl Combined for WholeSessionReads {
             )?;
             sessions.insert(session.id, session);
         }
-        for row in attempts {
-            let attempt = PaymentAttempt::try_from(row)?;
-            if let Some(session) = sessions.get_mut(&attempt.session_id) {
-                session.attempts.push(CardAttempt::from(&attempt));
-            }
-        }
+        card_attempts::attach(attempts, sessions.values_mut())?;
         Ok(ids.iter().map(|id| sessions.get(id).cloned()).collect())
     }
 }
