@@ -80,6 +80,12 @@ diesel::table! {
         captured_amount -> Nullable<Numeric>,
         /// The sum of the refunds the processor confirmed.
         refunded_amount -> Numeric,
+        /// Generated: `merchant_reference` while the session holds it (all but Expired).
+        held_reference -> Nullable<Text>,
+        /// Generated: `expires_at` while Pending.
+        pending_until -> Nullable<Timestamptz>,
+        /// Generated: `expires_at` while ChallengeRequired.
+        challenge_until -> Nullable<Timestamptz>,
     }
 }
 

@@ -26,17 +26,6 @@ use crate::schema::{payment_attempts, payment_sessions, session_charges, session
 use crate::store::PgStore;
 use crate::{card_attempts, counters, write_combining};
 
-/// The sessions that hold their reference (`SessionState::holds_reference`: all but Expired),
-/// written as a literal so that the planner can use the partial index of the same predicate.
-pub(crate) const HOLDS_REFERENCE_SQL: &str = "payment_sessions.state <> 6";
-
-/// Pending sessions, as a literal so that the planner can use the partial expiry index.
-pub(crate) const PENDING_SQL: &str = "payment_sessions.state = 0";
-
-/// Sessions waiting for a challenge, as a literal so that the planner can use the partial
-/// expiry index of the same predicate.
-pub(crate) const CHALLENGE_SQL: &str = "payment_sessions.state = 5";
-
 /// Unresolved attempts (`AttemptState::UNRESOLVED`), as a literal matching the partial index
 /// `payment_attempts_due`.
 pub(crate) const UNRESOLVED_SQL: &str = "payment_attempts.state IN ('sent', 'unknown')";
@@ -164,8 +153,7 @@ impl SessionRepository for PgStore {
         let mut conn = self.conn().await?;
         let row = payment_sessions::table
             .filter(payment_sessions::terminal_number.eq(terminal.as_str()))
-            .filter(payment_sessions::merchant_reference.eq(reference.as_str()))
-            .filter(sql::<Bool>(HOLDS_REFERENCE_SQL))
+            .filter(payment_sessions::held_reference.eq(reference.as_str()))
             .select(SessionRow::as_select())
             .first(&mut conn)
             .await
@@ -303,9 +291,8 @@ impl SessionRepository for PgStore {
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64> {
         let mut conn = self.conn().await?;
         let moved = diesel::update(
-            payment_sessions::table
-                .filter(sql::<Bool>(PENDING_SQL))
-                .filter(payment_sessions::expires_at.le(now)),
+            // Pending sessions past their expiry (the generated column is NULL otherwise).
+            payment_sessions::table.filter(payment_sessions::pending_until.le(now)),
         )
         .set((
             payment_sessions::state.eq(SessionState::Expired.code()),
@@ -326,9 +313,9 @@ impl SessionRepository for PgStore {
     ) -> anyhow::Result<Vec<SessionId>> {
         let mut conn = self.conn().await?;
         let ids: Vec<Uuid> = payment_sessions::table
-            .filter(sql::<Bool>(CHALLENGE_SQL))
-            .filter(payment_sessions::expires_at.le(now))
-            .order(payment_sessions::expires_at)
+            // Challenges past their expiry (the generated column is NULL otherwise).
+            .filter(payment_sessions::challenge_until.le(now))
+            .order(payment_sessions::challenge_until)
             .limit(i64::from(limit))
             .select(payment_sessions::id)
             .load(&mut conn)
@@ -391,19 +378,6 @@ mod tests {
 
     #[test]
     fn the_literal_predicates_match_the_state_codes() {
-        for state in SessionState::ALL {
-            let holds_by_sql = state.code() != 6;
-            assert_eq!(state.holds_reference(), holds_by_sql, "{state}");
-            assert_eq!(state == SessionState::Pending, state.code() == 0, "{state}");
-            assert_eq!(
-                state == SessionState::ChallengeRequired,
-                state.code() == 5,
-                "{state}"
-            );
-        }
-        assert!(HOLDS_REFERENCE_SQL.ends_with("<> 6"));
-        assert!(PENDING_SQL.ends_with("= 0"));
-        assert!(CHALLENGE_SQL.ends_with("= 5"));
         let unresolved: Vec<&str> = checkout_domain::session::AttemptState::UNRESOLVED
             .iter()
             .map(|s| s.as_str())

@@ -8,6 +8,7 @@ mod cluster;
 mod contract;
 mod events;
 mod harness;
+mod hot_updates;
 mod idempotency;
 mod identity;
 mod references;
