@@ -8,6 +8,11 @@
 //! statement starts after its request arrived, so it sees every change committed before then
 //! (a terminal deactivated, a session paid), as a read of its own would. Several requests for
 //! one key each get the row.
+//!
+//! The whole session reads, and the reads without lines that ask for it (the card post), read
+//! each session's terminal in the same statement (a `LEFT JOIN`): the pages and the card post
+//! check both (`SessionRepository::get_with_terminal`), in one round trip instead of two in a
+//! row.
 
 use std::collections::HashMap;
 
@@ -35,10 +40,13 @@ pub(crate) struct SessionReads;
 /// Terminal reads, combined.
 pub(crate) struct TerminalReads;
 
+/// A session and its terminal (`None` when it was never provisioned).
+pub(crate) type WithTerminal = (PaymentSession, Option<Terminal>);
+
 impl Combined for WholeSessionReads {
     type Item = SessionId;
-    /// The session, or `None` when there is none with that id.
-    type Answer = Option<PaymentSession>;
+    /// The session and its terminal, or `None` when there is no session with that id.
+    type Answer = Option<WithTerminal>;
     const KIND: &'static str = "whole session read";
 
     fn describe(id: &SessionId) -> String {
@@ -52,18 +60,11 @@ impl Combined for WholeSessionReads {
     async fn statement(
         store: &PgStore,
         ids: &[&SessionId],
-    ) -> anyhow::Result<Vec<Option<PaymentSession>>> {
+    ) -> anyhow::Result<Vec<Option<WithTerminal>>> {
         let uuids: Vec<Uuid> = ids.iter().map(|id| id.as_uuid()).collect();
         let conn = store.conn().await?;
         let conn: &AsyncPgConnection = &conn;
-        let sessions = async {
-            let mut c = conn;
-            payment_sessions::table
-                .filter(payment_sessions::id.eq_any(&uuids))
-                .select(SessionRow::as_select())
-                .load(&mut c)
-                .await
-        };
+        let sessions = sessions_with_terminals(conn, &uuids);
         let items = async {
             let mut c = conn;
             session_items::table
@@ -93,18 +94,48 @@ impl Combined for WholeSessionReads {
         let mut items = by_session(items);
         let mut charges = by_session(charges);
         let mut sessions: HashMap<SessionId, PaymentSession> = HashMap::new();
-        for row in rows {
+        let mut terminals: HashMap<SessionId, Option<Terminal>> = HashMap::new();
+        for (row, terminal) in rows {
             let id = row.id;
             let session = session_from_rows(
                 row,
                 items.remove(&id).unwrap_or_default(),
                 charges.remove(&id).unwrap_or_default(),
             )?;
+            terminals.insert(session.id, terminal.map(Terminal::try_from).transpose()?);
             sessions.insert(session.id, session);
         }
         card_attempts::attach(attempts, sessions.values_mut())?;
-        Ok(ids.iter().map(|id| sessions.get(id).cloned()).collect())
+        Ok(answers(ids, sessions, terminals))
     }
+}
+
+/// The sessions `ids` with their terminals, in one statement.
+async fn sessions_with_terminals(
+    mut conn: &AsyncPgConnection,
+    ids: &[Uuid],
+) -> QueryResult<Vec<(SessionRow, Option<TerminalRow>)>> {
+    payment_sessions::table
+        .left_join(terminals::table)
+        .filter(payment_sessions::id.eq_any(ids))
+        .select((SessionRow::as_select(), Option::<TerminalRow>::as_select()))
+        .load(&mut conn)
+        .await
+}
+
+/// The answer to each of `ids`, in their order.
+fn answers(
+    ids: &[&SessionId],
+    sessions: HashMap<SessionId, PaymentSession>,
+    terminals: HashMap<SessionId, Option<Terminal>>,
+) -> Vec<Option<WithTerminal>> {
+    ids.iter()
+        .map(|id| {
+            let session = sessions.get(id)?.clone();
+            let terminal = terminals.get(id).cloned().flatten();
+            Some((session, terminal))
+        })
+        .collect()
 }
 
 /// `rows` grouped by their session, each group in the order given.
@@ -116,13 +147,17 @@ fn by_session<T>(rows: Vec<(Uuid, T)>) -> HashMap<Uuid, Vec<T>> {
     grouped
 }
 
+/// A session read without lines: the session, and whether its terminal is wanted too.
+pub(crate) type SessionRead = (SessionId, bool);
+
 impl Combined for SessionReads {
-    type Item = SessionId;
-    /// The session, or `None` when there is none with that id.
-    type Answer = Option<PaymentSession>;
+    type Item = SessionRead;
+    /// The session, with its terminal when any read of the statement wanted one; `None` when
+    /// there is no session with that id.
+    type Answer = Option<WithTerminal>;
     const KIND: &'static str = "session read";
 
-    fn describe(id: &SessionId) -> String {
+    fn describe((id, _): &SessionRead) -> String {
         format!("reading payment session {id}")
     }
 
@@ -132,25 +167,43 @@ impl Combined for SessionReads {
 
     async fn statement(
         store: &PgStore,
-        ids: &[&SessionId],
-    ) -> anyhow::Result<Vec<Option<PaymentSession>>> {
-        let uuids: Vec<Uuid> = ids.iter().map(|id| id.as_uuid()).collect();
-        let mut conn = store.conn().await?;
-        let rows: Vec<SessionRow> = payment_sessions::table
-            .filter(payment_sessions::id.eq_any(&uuids))
-            .select(SessionRow::as_select())
-            .load(&mut conn)
-            .await
-            .context("reading payment sessions")?;
-        let mut sessions = rows
-            .into_iter()
-            .map(|row| session_from_rows(row, Vec::new(), Vec::new()))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        reads: &[&SessionRead],
+    ) -> anyhow::Result<Vec<Option<WithTerminal>>> {
+        let uuids: Vec<Uuid> = reads.iter().map(|(id, _)| id.as_uuid()).collect();
+        let conn = store.conn().await?;
+        // The join only when a read wants the terminal (the card post): it costs the status
+        // reads, which do not, about a tenth of their throughput (docs/performance.md).
+        let rows = if reads.iter().any(|(_, terminal)| *terminal) {
+            sessions_with_terminals(&conn, &uuids).await
+        } else {
+            sessions_alone(&conn, &uuids).await
+        }
+        .context("reading payment sessions")?;
+        let mut sessions = Vec::with_capacity(rows.len());
+        let mut terminals = HashMap::new();
+        for (row, terminal) in rows {
+            let session = session_from_rows(row, Vec::new(), Vec::new())?;
+            terminals.insert(session.id, terminal.map(Terminal::try_from).transpose()?);
+            sessions.push(session);
+        }
         card_attempts::fill(&conn, sessions.iter_mut()).await?;
-        let by_id: HashMap<SessionId, PaymentSession> =
-            sessions.into_iter().map(|s| (s.id, s)).collect();
-        Ok(ids.iter().map(|id| by_id.get(id).cloned()).collect())
+        let sessions = sessions.into_iter().map(|s| (s.id, s)).collect();
+        let ids: Vec<&SessionId> = reads.iter().map(|(id, _)| id).collect();
+        Ok(answers(&ids, sessions, terminals))
     }
+}
+
+/// The sessions `ids`, without their terminals.
+async fn sessions_alone(
+    mut conn: &AsyncPgConnection,
+    ids: &[Uuid],
+) -> QueryResult<Vec<(SessionRow, Option<TerminalRow>)>> {
+    let rows: Vec<SessionRow> = payment_sessions::table
+        .filter(payment_sessions::id.eq_any(ids))
+        .select(SessionRow::as_select())
+        .load(&mut conn)
+        .await?;
+    Ok(rows.into_iter().map(|row| (row, None)).collect())
 }
 
 impl Combined for TerminalReads {

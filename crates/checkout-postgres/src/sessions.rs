@@ -4,7 +4,7 @@
 use anyhow::Context;
 use async_trait::async_trait;
 use checkout_domain::ports::{
-    AttemptChange, InsertError, Recorded, Reservation, SessionRepository,
+    AttemptChange, InsertError, Recorded, Reservation, SessionRepository, TerminalDirectory,
 };
 use checkout_domain::session::{PaymentAttempt, PaymentSession, Refund, SessionState};
 use checkout_domain::terminal::Terminal;
@@ -142,7 +142,9 @@ impl SessionRepository for PgStore {
     async fn get(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
         // Read with the reads in flight, in one pipelined round trip, or at once when none is
         // queued (`read_combining`).
-        combining::submit::<WholeSessionReads>(self, id).await
+        Ok(combining::submit::<WholeSessionReads>(self, id)
+            .await?
+            .map(|(session, _)| session))
     }
 
     async fn find_holding_reference(
@@ -368,7 +370,24 @@ impl SessionRepository for PgStore {
     async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
         // Read with the reads in flight, in one statement, or at once when none is queued
         // (`read_combining`).
-        combining::submit::<SessionReads>(self, id).await
+        Ok(combining::submit::<SessionReads>(self, (id, false))
+            .await?
+            .map(|(session, _)| session))
+    }
+
+    async fn get_with_terminal(
+        &self,
+        id: SessionId,
+        lines: bool,
+        _terminals: &dyn TerminalDirectory,
+    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>> {
+        // `terminals` is this store (the server's wiring): the session reads read each
+        // session's terminal in the same statement (`read_combining`), after the call began.
+        if lines {
+            combining::submit::<WholeSessionReads>(self, id).await
+        } else {
+            combining::submit::<SessionReads>(self, (id, true)).await
+        }
     }
 }
 

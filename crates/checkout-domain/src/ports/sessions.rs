@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use rust_decimal::Decimal;
 use time::OffsetDateTime;
 
+use crate::ports::TerminalDirectory;
 use crate::session::{AttemptState, PaymentAttempt, PaymentSession, Refund, SessionState};
 use crate::terminal::Terminal;
 use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
@@ -235,5 +236,33 @@ pub trait SessionRepository: Send + Sync {
     /// The default reads the whole session with [`get`](Self::get).
     async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
         self.get(id).await
+    }
+
+    /// The session with this id as [`get`](Self::get) reads it (as
+    /// [`get_without_lines`](Self::get_without_lines) when `lines` is false), with its terminal
+    /// as `terminals` reads it (`None` when it was never provisioned); `None` when there is no
+    /// such session. For the payer's pages and card post, which check both.
+    ///
+    /// MUST read the terminal no earlier than the session: a terminal deactivated before the
+    /// session was read is seen deactivated.
+    ///
+    /// The default reads the session, then the terminal from `terminals`. An adapter that is
+    /// also the store `terminals` reads from MAY read both in one statement instead.
+    async fn get_with_terminal(
+        &self,
+        id: SessionId,
+        lines: bool,
+        terminals: &dyn TerminalDirectory,
+    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>> {
+        let session = if lines {
+            self.get(id).await?
+        } else {
+            self.get_without_lines(id).await?
+        };
+        let Some(session) = session else {
+            return Ok(None);
+        };
+        let terminal = terminals.get_terminal(&session.terminal).await?;
+        Ok(Some((session, terminal)))
     }
 }

@@ -9,6 +9,7 @@ use crate::card::{CardField, CardFieldError, CardInput};
 use crate::error::{CheckoutError, SvcCode};
 use crate::ports::ProcessorError;
 use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionFlow, SessionState};
+use crate::terminal::Terminal;
 use crate::values::SessionId;
 
 /// How a card submission, a challenge answer or a cancel ended.
@@ -92,16 +93,11 @@ impl Checkout {
         id: SessionId,
         input: &CardInput,
     ) -> Result<CardPost, CheckoutError> {
-        // The session without its items and charges (one statement for a session that has
-        // had no card yet): a post that settles the payment shows no order; the outcomes that
-        // show the form again read the whole session (`with_order`).
-        let session = self
-            .ports
-            .sessions
-            .get_without_lines(id)
-            .await?
-            .ok_or_else(|| CheckoutError::svc(SvcCode::Svc002))?;
-        let mut page = self.check_payable(session, None).await?;
+        // The session without its items and charges, with its terminal (one statement for a
+        // session that has had no card yet): a post that settles the payment shows no order;
+        // the outcomes that show the form again read the whole session (`with_order`).
+        let read = self.load_with_terminal(id, false).await?;
+        let mut page = self.check_payable(read, None).await?;
         if page.session.state != SessionState::Pending {
             return Ok(CardPost {
                 page,
@@ -215,20 +211,34 @@ impl Checkout {
         id: SessionId,
         flow: Option<SessionFlow>,
     ) -> Result<HostedPage, CheckoutError> {
-        let session = self.load(id).await?;
-        self.check_payable(session, flow).await
+        let read = self.load_with_terminal(id, true).await?;
+        self.check_payable(read, flow).await
     }
 
-    /// [`open_payable`](Self::open_payable)'s checks of a session already read.
+    /// Session `id` (with its items and charges when `lines`) and its terminal; SVC_002 when
+    /// there is no such session.
+    async fn load_with_terminal(
+        &self,
+        id: SessionId,
+        lines: bool,
+    ) -> Result<(PaymentSession, Option<Terminal>), CheckoutError> {
+        self.ports
+            .sessions
+            .get_with_terminal(id, lines, &*self.ports.terminals)
+            .await?
+            .ok_or_else(|| CheckoutError::svc(SvcCode::Svc002))
+    }
+
+    /// [`open_payable`](Self::open_payable)'s checks of a session and its terminal already
+    /// read.
     async fn check_payable(
         &self,
-        session: PaymentSession,
+        (session, terminal): (PaymentSession, Option<Terminal>),
         flow: Option<SessionFlow>,
     ) -> Result<HostedPage, CheckoutError> {
         if flow.is_some_and(|flow| !session.kind.is_flow(flow)) {
             return Err(CheckoutError::svc(SvcCode::Svc002));
         }
-        let terminal = self.ports.terminals.get_terminal(&session.terminal).await?;
         let session = self.settle_expiry(session).await?;
         if session.state == SessionState::Expired {
             return Err(CheckoutError::svc_with(

@@ -142,6 +142,78 @@ async fn get_without_lines_reads_the_session_without_its_items_and_charges() {
     );
 }
 
+/// A session read with its terminal (the pages and the card post) is the session as `get` or
+/// `get_without_lines` reads it and the terminal as `get_terminal` does, for sessions of
+/// several terminals read at once, and a terminal deactivated before the read is seen so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_read_with_its_terminal_is_as_the_two_reads_alone() {
+    let (_db, store) = database().await;
+    let sessions: Vec<PaymentSession> = (0..40)
+        .map(|i| full_checkout_session(if i % 2 == 0 { "T-1" } else { "T-2" }, &format!("W-{i}")))
+        .collect();
+    for s in &sessions {
+        store.insert(s).await.unwrap();
+    }
+    assert!(store
+        .set_terminal_active(&terminal("T-2"), false)
+        .await
+        .unwrap());
+    let mut expected = BTreeMap::new();
+    for s in &sessions {
+        let seen = store.get_terminal(&s.terminal).await.unwrap();
+        let whole = store.get(s.id).await.unwrap().expect("stored");
+        let bare = store
+            .get_without_lines(s.id)
+            .await
+            .unwrap()
+            .expect("stored");
+        expected.insert((s.id, true), (whole, seen.clone()));
+        expected.insert((s.id, false), (bare, seen));
+    }
+
+    // Each read three times with and three times without lines, all at once, among reads
+    // that do not ask for the terminal (the status reads).
+    let mut tasks = JoinSet::new();
+    let mut plain = JoinSet::new();
+    for _ in 0..3 {
+        for key in expected.keys().copied() {
+            let store = store.clone();
+            tasks.spawn(async move {
+                let read = store.get_with_terminal(key.0, key.1, &store).await;
+                (key, read)
+            });
+        }
+        for s in &sessions {
+            let (store, id) = (store.clone(), s.id);
+            plain.spawn(async move { (id, store.get_without_lines(id).await) });
+        }
+    }
+    let mut reads = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let (key, read) = joined.unwrap();
+        let read = read.unwrap().expect("stored");
+        assert_eq!(Some(&read), expected.get(&key), "{key:?}");
+        let seen = read.1.expect("provisioned");
+        assert_eq!(seen.number, read.0.terminal);
+        assert_eq!(seen.active, seen.number == terminal("T-1"));
+        reads += 1;
+    }
+    assert_eq!(reads, 3 * expected.len());
+    while let Some(joined) = plain.join_next().await {
+        let (id, read) = joined.unwrap();
+        let bare = &expected[&(id, false)].0;
+        assert_eq!(read.unwrap().as_ref(), Some(bare));
+    }
+    let unknown = SessionId::from_random_bytes(random_bytes());
+    for lines in [true, false] {
+        assert!(store
+            .get_with_terminal(unknown, lines, &store)
+            .await
+            .unwrap()
+            .is_none());
+    }
+}
+
 #[tokio::test]
 async fn the_largest_session_keeps_every_item_and_charge_in_order() {
     let (_db, store) = database().await;
