@@ -27,7 +27,7 @@ use crate::store::PgStore;
 use crate::{card_attempts, counters, write_combining};
 
 /// Unresolved attempts (`AttemptState::UNRESOLVED`), as a literal matching the partial index
-/// `payment_attempts_due`.
+/// `payment_attempts_unresolved`.
 pub(crate) const UNRESOLVED_SQL: &str = "payment_attempts.state IN ('sent', 'unknown')";
 
 /// Claims the due attempts in a checked state (`AttemptState::CHECKED`, as in the partial

@@ -63,28 +63,13 @@ async fn sessions_with_a_reference_come_newest_first_in_every_state_and_per_term
 
 #[tokio::test]
 async fn the_lookup_uses_the_reference_index() {
-    use diesel::sql_types::Text;
-    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-
-    #[derive(diesel::QueryableByName)]
-    struct Plan {
-        #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
-        line: String,
-    }
     let (db, _store) = database().await;
-    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
-    diesel::sql_query("SET enable_seqscan = off")
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    let plan: Vec<Plan> = diesel::sql_query(
-        "EXPLAIN SELECT id FROM payment_sessions WHERE terminal_number = 'T-1' \
+    let plan = plan(
+        &db,
+        "SELECT id FROM payment_sessions WHERE terminal_number = 'T-1' \
          AND merchant_reference = 'REF' ORDER BY created_at DESC, id DESC LIMIT 100",
     )
-    .load(&mut conn)
-    .await
-    .unwrap();
-    let plan: Vec<String> = plan.into_iter().map(|p| p.line).collect();
+    .await;
     assert!(
         plan.iter()
             .any(|l| l.contains("payment_sessions_reference ")

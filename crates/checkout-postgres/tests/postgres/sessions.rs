@@ -859,3 +859,21 @@ async fn due_challenges_lists_only_challenges_past_their_expiry_soonest_first() 
         vec![first.id]
     );
 }
+
+/// The reconciliation backlog's count reads only the unresolved attempts, whatever the number
+/// of attempts answered.
+#[tokio::test]
+async fn the_reconciliation_backlog_uses_the_unresolved_index() {
+    let (db, _store) = database().await;
+    let plan = plan(
+        &db,
+        "SELECT count(*), min(created_at) FROM payment_attempts \
+         WHERE payment_attempts.state IN ('sent', 'unknown')",
+    )
+    .await;
+    assert!(
+        plan.iter()
+            .any(|l| l.contains("payment_attempts_unresolved")),
+        "{plan:#?}"
+    );
+}

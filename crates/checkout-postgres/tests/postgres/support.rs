@@ -42,3 +42,26 @@ pub async fn count(db: &TestDatabase, query: &str) -> i64 {
         .unwrap();
     row.n
 }
+
+/// The plan lines of `EXPLAIN <query>` on the test's database, with sequential scans off (so
+/// that a table of a few rows is read as a large one would be).
+pub async fn plan(db: &TestDatabase, query: &str) -> Vec<String> {
+    use diesel::sql_types::Text;
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+    #[derive(diesel::QueryableByName)]
+    struct Line {
+        #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+        line: String,
+    }
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    diesel::sql_query("SET enable_seqscan = off")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let lines: Vec<Line> = diesel::sql_query(format!("EXPLAIN {query}"))
+        .load(&mut conn)
+        .await
+        .unwrap();
+    lines.into_iter().map(|l| l.line).collect()
+}
