@@ -174,7 +174,9 @@ impl Combined for SessionReads {
         // The join only when a read wants the terminal (the card post): it costs the status
         // reads, which do not, about a tenth of their throughput (docs/performance.md).
         let rows = if reads.iter().any(|(_, terminal)| *terminal) {
-            sessions_with_terminals(&conn, &uuids).await
+            // Planned once per connection: planning the join at each of the card posts' few
+            // reads per statement cost more than setting and resetting the plan mode.
+            generically(&conn, sessions_with_terminals(&conn, &uuids)).await
         } else {
             sessions_alone(&conn, &uuids).await
         }
