@@ -6,9 +6,10 @@
 //! holds. Their plan never depends on the values (index lookups by key, one per element), so
 //! planning them each time is pure cost: 0.16 to 0.38 ms for an attempt write and about
 //! 0.1 ms for the four reads of whole sessions (`pg_stat_statements` with `track_planning`,
-//! docs/performance.md). The attempt writes, the creates and the whole session reads run
-//! this way; the status reads do not: their statements carry many reads each, and setting and
-//! resetting the mode cost more than the planning it saved.
+//! docs/performance.md). The attempt writes, the creates, the whole session reads and the
+//! card post's session read with its terminal run this way; the status reads do not: their
+//! statements carry many reads each, and setting and resetting the mode cost more than the
+//! planning it saved.
 //!
 //! [`generically`] runs a statement with `plan_cache_mode = force_generic_plan` set just
 //! before it and reset just after it, both pipelined with it in one round trip, so that no
