@@ -27,9 +27,9 @@
 //! ```
 //!
 //! A statement MUST NOT carry two attempts of one session (the combiner's key keeps them in
-//! statements of their own, `attempt_combining`): `UPDATE … FROM` changes a row once per statement, so a second
-//! write of the same row in one statement would be skipped instead of deciding against the
-//! first one's result, as it does in a statement of its own.
+//! statements of their own, `attempt_combining`): `UPDATE … FROM` changes a row once per
+//! statement, so a second write of the same row in one statement would be skipped instead of
+//! deciding against the first one's result, as it does in a statement of its own.
 //!
 //! Each statement is atomic, and every row it writes is compared and set as a statement of its
 //! own would: an `UPDATE` that waits for a concurrent one re-checks its `WHERE` against the

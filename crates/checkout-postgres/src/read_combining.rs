@@ -1,6 +1,7 @@
 //! Read combining ([`combining`](crate::combining)) of the reads on the hot paths: whole
 //! sessions (the hosted pages), sessions without their lines (the status read, the card post)
-//! and terminals (the pages, the card post, and a create for a terminal not seen yet). Reads
+//! and terminals (a create for a terminal not seen yet, a payer back from a challenge, a
+//! declined card's limit; the pages and the card post read theirs with the session). Reads
 //! that arrive while others of their kind are in the database are read together, with
 //! `SELECT … WHERE key = ANY($1)` (for whole sessions, one each for the sessions, their items,
 //! their charges and their card attempts, pipelined in one round trip; for sessions without

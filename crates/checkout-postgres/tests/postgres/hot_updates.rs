@@ -56,7 +56,7 @@ async fn the_generated_columns_follow_the_session_state() {
     }
 }
 
-/// Moves session `id` from `from` to `to` in a transaction of its own, as the stores's
+/// Moves session `id` from `from` to `to` in a transaction of its own, as the store's
 /// compare-and-set does, and answers how many of the transaction's updates were heap-only.
 async fn heap_only_updates(
     db: &TestDatabase,
