@@ -8,7 +8,9 @@
 # 2. starts a fresh private PostgreSQL cluster in a temp folder, with production durability
 #    (fsync, synchronous_commit and full_page_writes on), on a unix socket;
 # 3. measures the database's ceiling with pgbench on that cluster: single-row INSERTs into the
-#    real payment_sessions table (the migration's own DDL) and point SELECTs by primary key;
+#    real payment_sessions table (the migration's own DDL), point SELECTs by primary key, and
+#    a card payment's statements (pgbench/payment.sql: the create, the page's and the card
+#    post's reads, the attempt begun and its answer recorded, each single-row);
 # 4. starts the release server on the same cluster and drives it with wrk: start-payment,
 #    payment status, card payments through the hosted page (bench/payer, sandbox
 #    processor without delay), start-payment at each concurrency of BENCH_SWEEP; then
@@ -223,15 +225,25 @@ run_pgbench() {
     out="$(pgbench -n -M prepared -c "$CLIENTS" -j "$THREADS" -T "$SECONDS_PER_RUN" \
         -D rows="$SELECT_ROWS" -h "$WORK" -U postgres -f "$script" pgbench 2>&1)" ||
         { echo "$out" >&2; die "pgbench $name failed"; }
-    printf -v "CPU_$name" '%s' "$(cpu_report "$before" "$(cpu_snapshot)" \
-        "$(echo "$out" | sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p')")"
+    printf -v "PG_${name}_COUNT" '%s' \
+        "$(echo "$out" | sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p')"
+    local count="PG_${name}_COUNT"
+    printf -v "CPU_$name" '%s' "$(cpu_report "$before" "$(cpu_snapshot)" "${!count}")"
     echo "$out" | grep -E '^(number of (transactions|failed)|latency average|tps)' | sed 's/^/   /' >&2
     printf -v "PG_${name}_TPS" '%s' \
         "$(echo "$out" | sed -nE 's/^tps = ([0-9.]+) \(without initial connection time\)$/\1/p')"
 }
 run_pgbench INSERT "$BENCH_DIR/pgbench/insert.sql"
 run_pgbench SELECT "$BENCH_DIR/pgbench/select.sql"
-[[ -n "$PG_INSERT_TPS" && -n "$PG_SELECT_TPS" ]] || die "could not read pgbench's tps"
+run_pgbench PAYMENT "$BENCH_DIR/pgbench/payment.sql"
+# Every payment counted must have done its writes: a statement whose WHERE matched no row
+# would make the ceiling look higher than the work it stands for.
+paid="$(psql_q -d pgbench -At -c "SELECT (SELECT count(*) FROM payment_attempts
+    WHERE state = 'succeeded') || ' ' || (SELECT count(*) FROM events WHERE type = 'payment.succeeded')")"
+[[ "$paid" == "$PG_PAYMENT_COUNT $PG_PAYMENT_COUNT" ]] ||
+    die "pgbench payment: $PG_PAYMENT_COUNT payments, but succeeded attempts and events: $paid"
+[[ -n "$PG_INSERT_TPS" && -n "$PG_SELECT_TPS" && -n "$PG_PAYMENT_TPS" ]] ||
+    die "could not read pgbench's tps"
 
 # --- 4. the release server on the same cluster ----------------------------------------------
 
@@ -417,6 +429,7 @@ START_RATIO="$(calc %.2f "$START_RPS / $PG_INSERT_TPS")"
 STATUS_RATIO="$(calc %.2f "$STATUS_RPS / $PG_SELECT_TPS")"
 SLOW_RATIO="$(calc %.2f "$STATUS_SLOW_P99 / $STATUS_P99")"
 PAY_RATIO="$(calc %.2f "$PAY_RPS / $START_RPS")"
+PAY_PG_RATIO="$(calc %.2f "$PAY_RPS / $PG_PAYMENT_TPS")"
 errors="$PAY_OTHER"
 SWEEP_NAMES=()
 for c in "${SWEEP[@]}"; do SWEEP_NAMES+=("SWEEP_$c"); done
@@ -443,6 +456,9 @@ table() {
     row "---" "---:" "---" "---"
     row "pgbench INSERT, payment_sessions row" "$(calc %.0f "$PG_INSERT_TPS") tps" "(the ceiling)" ""
     row "pgbench SELECT by primary key" "$(calc %.0f "$PG_SELECT_TPS") tps" "(the ceiling)" ""
+    row "pgbench card payment: its statements, single-row (3 commits)" \
+        "$(calc %.0f "$PG_PAYMENT_TPS") tps = $(calc %.2f "$PG_PAYMENT_TPS / $PG_INSERT_TPS") x INSERT" \
+        "(the ceiling)" ""
     row "start-payment throughput" "$(calc %.0f "$START_RPS") req/s = **$START_RATIO** x INSERT" \
         "≥ 0.80 x INSERT = $(calc %.0f "0.8 * $PG_INSERT_TPS") req/s" "$(ok "$START_RATIO >= 0.8")"
     row "start-payment latency p50 / p99" "$START_P50 / **$START_P99** ms" "p99 < 15 ms" \
@@ -458,6 +474,7 @@ table() {
     row "card payments through the hosted page, sandbox processor, no delay ($PAYERS payers)" \
         "$PAY_RPS /s = **$PAY_RATIO** x start-payment (median form post $PAY_MEDIAN_MS ms)" \
         "≥ 0.50 x start-payment" "$(ok "$PAY_RATIO >= 0.5")"
+    row "card payments / pgbench card payment" "**$PAY_PG_RATIO** x" "(none)" ""
     row "card payments answered otherwise than 303" "$PAY_OTHER" "0" "$(ok "$PAY_OTHER == 0")"
     local c rps p99 n2 se
     for c in "${SWEEP[@]}"; do
@@ -492,6 +509,7 @@ cpu_table() {
     row "---" "---:" "---:" "---:" "---:"
     row "pgbench INSERT" "$CPU_INSERT"
     row "pgbench SELECT" "$CPU_SELECT"
+    row "pgbench card payment (per payment)" "$CPU_PAYMENT"
     row "wrk start-payment" "$CPU_START"
     row "wrk status" "$CPU_STATUS"
     row "card payments, no delay (per payment: 3 requests; + payers)" "$CPU_PAY"
