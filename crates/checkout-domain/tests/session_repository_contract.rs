@@ -11,3 +11,18 @@ fn fresh() -> ((), Store) {
 }
 
 checkout_domain::session_repository_contract!(fresh());
+
+/// The `ReversalLedger` contract against the same in-memory store.
+mod reversal_ledger {
+    use std::sync::Arc;
+
+    use checkout_domain::testing::contract::reversals::Store;
+    use checkout_domain::testing::InMemorySessions;
+
+    /// A fresh in-memory store (nothing to keep alive).
+    fn fresh() -> ((), Store) {
+        ((), Arc::new(InMemorySessions::default()))
+    }
+
+    checkout_domain::reversal_ledger_contract!(fresh());
+}

@@ -127,6 +127,17 @@ pub fn problem_response(error: &CheckoutError) -> SavedResponse {
     }
 }
 
+/// The HTTP answer of a money route (capture, void, cancel, refund): as [`respond`], and
+/// never cached.
+pub fn respond_no_store(answer: IdempotentAnswer) -> HttpResponse {
+    let mut response = respond(answer);
+    response.headers_mut().insert(
+        actix_web::http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-store"),
+    );
+    response
+}
+
 /// The HTTP answer of an idempotent create: the response as first sent, with
 /// `Idempotent-Replayed: true` when it is a replay.
 pub fn respond(answer: IdempotentAnswer) -> HttpResponse {

@@ -71,7 +71,7 @@ use crate::problem::ProblemDetails;
         dto::schemas::PaymentState,
         dto::schemas::PaymentStateCode,
         dto::schemas::SessionType,
-        dto::schemas::RefundStateName,
+        dto::schemas::LedgerStateName,
         dto::schemas::EventTypeName,
         dto::schemas::EventTypeFilter,
         dto::schemas::CardBrandName,
@@ -285,6 +285,17 @@ pub mod params {
             rename = "Idempotency-Key",
             example = "8e03978e-40d5-43e8-bc93-6894a57f9324"
         )]
+        pub idempotency_key: Option<String>,
+    }
+
+    /// The `Idempotency-Key` of capture, void and cancel (its pattern is set by
+    /// [`Patterns`](crate::dto::patterns::Patterns)).
+    #[derive(utoipa::IntoParams)]
+    #[into_params(parameter_in = Header)]
+    pub struct ReversalIdempotencyKey {
+        // One line in the document: a `///` comment would be one line per comment line.
+        #[doc = "Optional, as on the create routes (1 to 255 visible ASCII characters, scoped             to the token's terminal; the same key with another request is 422, a retry while             the first still runs is 409). The key names one operation of the session for             good: a retry never makes a second one at the processor, whatever became of the             first request. An answer the processor has settled is replayed for 24 hours with             `Idempotent-Replayed: true`; one it has not confirmed yet is not kept, so a retry             answers the operation as it stands then."]
+        #[param(rename = "Idempotency-Key", example = "capture-1001-1")]
         pub idempotency_key: Option<String>,
     }
 }

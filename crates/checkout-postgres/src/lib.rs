@@ -14,7 +14,7 @@ mod migrations;
 mod models;
 mod pool;
 mod read_combining;
-mod refunds;
+mod reversals;
 mod schema;
 mod session_insert;
 mod sessions;

@@ -6,14 +6,14 @@ use anyhow::{anyhow, Context};
 use checkout_domain::auth::{OAuthClient, Role};
 use checkout_domain::card::CardBrand;
 use checkout_domain::session::{
-    AttemptState, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, Refund, RefundState,
-    SessionKind, SessionMoney, SessionState,
+    AttemptState, Callbacks, Charge, HoldAction, HoldActionKind, Item, LedgerState, PaymentAttempt,
+    PaymentSession, Refund, SessionKind, SessionMoney, SessionState,
 };
 use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{
-    Amount, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, DisplayText, Email,
-    InternalReference, ItemCode, LineAmount, MaxCardAttempts, MerchantReference, RefundId,
-    SessionId, TerminalNumber,
+    ActionId, Amount, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, DisplayText, Email,
+    IdempotencyKey, InternalReference, ItemCode, LineAmount, MaxCardAttempts, MerchantReference,
+    RefundId, SessionId, TerminalNumber,
 };
 use checkout_domain::SvcCode;
 use diesel::prelude::*;
@@ -22,8 +22,8 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::schema::{
-    oauth_clients, payment_attempts, payment_refunds, payment_sessions, session_charges,
-    session_items, terminals,
+    hold_actions, oauth_clients, payment_attempts, payment_refunds, payment_sessions,
+    session_charges, session_items, terminals,
 };
 
 const KIND_CHECKOUT: &str = "checkout";
@@ -505,6 +505,8 @@ pub(crate) struct RefundRow {
     pub svc_code: Option<String>,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
+    pub idempotency_key: Option<String>,
+    pub next_check_at: Option<OffsetDateTime>,
 }
 
 impl RefundRow {
@@ -519,6 +521,8 @@ impl RefundRow {
             svc_code: r.svc_code.map(|c| c.code().to_owned()),
             created_at: r.created_at,
             updated_at: r.updated_at,
+            idempotency_key: r.key.as_ref().map(|k| k.as_str().to_owned()),
+            next_check_at: r.next_check_at,
         }
     }
 }
@@ -531,14 +535,83 @@ impl TryFrom<RefundRow> for Refund {
             id: RefundId::from_uuid(row.id),
             session_id: SessionId::from_uuid(row.session_id),
             amount: row.amount,
-            state: RefundState::parse(&row.state)
+            state: LedgerState::parse(&row.state)
                 .ok_or_else(|| anyhow!("stored refund state {:?} is unknown", row.state))?,
             processor_reference: row.processor_reference,
-            svc_code: row
-                .svc_code
-                .as_deref()
-                .map(|c| SvcCode::parse(c).ok_or_else(|| anyhow!("stored code {c:?} is unknown")))
-                .transpose()?,
+            svc_code: stored_code(row.svc_code.as_deref())?,
+            key: stored_key(row.idempotency_key.as_deref())?,
+            next_check_at: row.next_check_at,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+/// A stored SVC code, parsed.
+fn stored_code(code: Option<&str>) -> anyhow::Result<Option<SvcCode>> {
+    code.map(|c| SvcCode::parse(c).ok_or_else(|| anyhow!("stored code {c:?} is unknown")))
+        .transpose()
+}
+
+/// A stored merchant key, parsed.
+fn stored_key(key: Option<&str>) -> anyhow::Result<Option<IdempotencyKey>> {
+    key.map(|k| IdempotencyKey::parse(k).map_err(|_| anyhow!("stored key {k:?} is invalid")))
+        .transpose()
+}
+
+/// A `hold_actions` row.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = hold_actions, check_for_backend(diesel::pg::Pg))]
+#[diesel(treat_none_as_default_value = false)]
+pub(crate) struct HoldActionRow {
+    pub id: Uuid,
+    pub session_id: Uuid,
+    pub kind: String,
+    pub amount: Decimal,
+    pub state: String,
+    pub captured_amount: Option<Decimal>,
+    pub svc_code: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub next_check_at: Option<OffsetDateTime>,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+impl HoldActionRow {
+    /// The row of `a`.
+    pub fn of(a: &HoldAction) -> Self {
+        HoldActionRow {
+            id: a.id.as_uuid(),
+            session_id: a.session_id.as_uuid(),
+            kind: a.kind.as_str().to_owned(),
+            amount: a.amount,
+            state: a.state.as_str().to_owned(),
+            captured_amount: a.captured,
+            svc_code: a.svc_code.map(|c| c.code().to_owned()),
+            idempotency_key: a.key.as_ref().map(|k| k.as_str().to_owned()),
+            next_check_at: a.next_check_at,
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+        }
+    }
+}
+
+impl TryFrom<HoldActionRow> for HoldAction {
+    type Error = anyhow::Error;
+
+    fn try_from(row: HoldActionRow) -> anyhow::Result<HoldAction> {
+        Ok(HoldAction {
+            id: ActionId::from_uuid(row.id),
+            session_id: SessionId::from_uuid(row.session_id),
+            kind: HoldActionKind::parse(&row.kind)
+                .ok_or_else(|| anyhow!("stored action kind {:?} is unknown", row.kind))?,
+            amount: row.amount,
+            state: LedgerState::parse(&row.state)
+                .ok_or_else(|| anyhow!("stored action state {:?} is unknown", row.state))?,
+            captured: row.captured_amount,
+            svc_code: stored_code(row.svc_code.as_deref())?,
+            key: stored_key(row.idempotency_key.as_deref())?,
+            next_check_at: row.next_check_at,
             created_at: row.created_at,
             updated_at: row.updated_at,
         })

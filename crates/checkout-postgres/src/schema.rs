@@ -100,12 +100,46 @@ diesel::table! {
         session_id -> Uuid,
         /// How much.
         amount -> Numeric,
-        /// `RefundState::as_str`.
+        /// `LedgerState::as_str`.
         state -> Text,
         /// The processor's refund reference.
         processor_reference -> Nullable<Text>,
         /// `SvcCode::code`.
         svc_code -> Nullable<Text>,
+        /// When it was recorded.
+        created_at -> Timestamptz,
+        /// When it last changed.
+        updated_at -> Timestamptz,
+        /// The merchant's `Idempotency-Key`, if any: unique per session.
+        idempotency_key -> Nullable<Text>,
+        /// When the reconciliation sweep next asks about it (NULL: settled or for review).
+        next_check_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    /// Captures and voids of authorisations held without capture.
+    hold_actions (id) {
+        /// `ActionId`: the processor idempotency key derives from it.
+        id -> Uuid,
+        /// Insertion order, to break ties between equal `created_at`.
+        seq -> BigInt,
+        /// The session.
+        session_id -> Uuid,
+        /// `HoldActionKind::as_str`.
+        kind -> Text,
+        /// A capture's amount; a void's is the authorised amount.
+        amount -> Numeric,
+        /// `LedgerState::as_str`.
+        state -> Text,
+        /// What the processor holds captured after a confirmed capture.
+        captured_amount -> Nullable<Numeric>,
+        /// `SvcCode::code`.
+        svc_code -> Nullable<Text>,
+        /// The merchant's `Idempotency-Key`, if any: unique per session.
+        idempotency_key -> Nullable<Text>,
+        /// When the reconciliation sweep next asks about it (NULL: settled).
+        next_check_at -> Nullable<Timestamptz>,
         /// When it was recorded.
         created_at -> Timestamptz,
         /// When it last changed.
@@ -213,6 +247,7 @@ diesel::joinable!(session_items -> payment_sessions (session_id));
 diesel::joinable!(session_charges -> payment_sessions (session_id));
 diesel::joinable!(payment_attempts -> payment_sessions (session_id));
 diesel::joinable!(payment_refunds -> payment_sessions (session_id));
+diesel::joinable!(hold_actions -> payment_sessions (session_id));
 diesel::joinable!(idempotency_keys -> terminals (terminal_number));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -223,5 +258,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     session_charges,
     payment_attempts,
     payment_refunds,
+    hold_actions,
     idempotency_keys,
 );

@@ -4,16 +4,15 @@
 use anyhow::Context;
 use async_trait::async_trait;
 use checkout_domain::ports::{
-    AttemptChange, InsertError, Recorded, Reservation, SessionRepository, TerminalDirectory,
+    AttemptChange, InsertError, Recorded, SessionRepository, TerminalDirectory,
 };
-use checkout_domain::session::{PaymentAttempt, PaymentSession, Refund, SessionState};
+use checkout_domain::session::{PaymentAttempt, PaymentSession, SessionState};
 use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{self, BigInt, Bool};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -103,27 +102,6 @@ async fn move_state(
 
 #[async_trait]
 impl SessionRepository for PgStore {
-    async fn record_capture(
-        &self,
-        id: SessionId,
-        captured: Decimal,
-        at: OffsetDateTime,
-    ) -> anyhow::Result<bool> {
-        self.capture_session(id, captured, at).await
-    }
-
-    async fn reserve_refund(&self, refund: &Refund) -> anyhow::Result<Reservation> {
-        self.reserve(refund).await
-    }
-
-    async fn settle_refund(&self, refund: &Refund) -> anyhow::Result<bool> {
-        self.settle(refund).await
-    }
-
-    async fn refunds(&self, session: SessionId) -> anyhow::Result<Vec<Refund>> {
-        self.refunds_of(session).await
-    }
-
     async fn insert(&self, session: &PaymentSession) -> Result<(), InsertError> {
         // Queued with the creates in flight and written with them in one statement, or at
         // once when none is queued (`write_combining`).

@@ -20,7 +20,7 @@ use std::time::Duration;
 use checkout_domain::ports::{
     CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome, RefundOutcome, RefundRequest,
 };
-use checkout_domain::values::{Amount, Currency, RefundId};
+use checkout_domain::values::{ActionId, Amount, Currency, RefundId};
 use checkout_processor::testing::localstripe::LocalstripeProcessor;
 use checkout_processor::StripeConfig;
 use support::localstripe::Localstripe;
@@ -89,7 +89,7 @@ async fn a_full_capture_takes_the_authorised_amount() {
     let (payment, intent) = authorised_only(&localstripe, &stripe).await;
     let captured = stripe
         .capture(CaptureRequest {
-            attempt: payment.attempt,
+            action: ActionId::from_uuid(payment.attempt.as_uuid()),
             processor_reference: &intent,
             amount: usd("10.50"),
         })
@@ -110,7 +110,7 @@ async fn a_partial_capture_takes_only_the_amount_asked_and_a_second_is_refused()
     let stripe = processor(&localstripe);
     let (payment, intent) = authorised_only(&localstripe, &stripe).await;
     let request = CaptureRequest {
-        attempt: payment.attempt,
+        action: ActionId::from_uuid(payment.attempt.as_uuid()),
         processor_reference: &intent,
         amount: usd("6.00"),
     };
@@ -143,7 +143,7 @@ async fn capturing_a_cancelled_authorisation_is_a_controlled_error() {
     ));
     let answer = stripe
         .capture(CaptureRequest {
-            attempt: payment.attempt,
+            action: ActionId::from_uuid(payment.attempt.as_uuid()),
             processor_reference: &intent,
             amount: usd("10.50"),
         })

@@ -242,16 +242,28 @@ async fn sweep_unsettled(
 /// One reconciliation sweep, logged.
 async fn reconcile_once(checkout: &checkout_domain::Checkout) {
     match checkout.reconcile_due().await {
-        Ok(r) if r.examined == 0 => {}
+        Ok(r) if r.examined == 0 && r.reversals_examined == 0 => {}
         Ok(r) => {
+            crate::metrics::count_reversal_reconciliations(&r);
             tracing::info!(
                 examined = r.examined,
                 processor_calls = r.processor_calls,
                 settled = r.settled,
                 rescheduled = r.rescheduled,
                 given_up = r.given_up,
-                "reconciled attempts whose answer was lost"
+                reversals_examined = r.reversals_examined,
+                reversals_settled = r.reversals_settled,
+                reversals_rescheduled = r.reversals_rescheduled,
+                reversals_given_up = r.reversals_given_up,
+                "reconciled attempts whose answer was lost, and unsettled captures, voids and refunds"
             );
+            if r.reversals_given_up > 0 {
+                tracing::error!(
+                    given_up = r.reversals_given_up,
+                    "refunds still unknown past the processor's idempotency window, never \
+                     replayed: review them at the processor"
+                );
+            }
             if r.given_up > 0 {
                 tracing::error!(
                     given_up = r.given_up,

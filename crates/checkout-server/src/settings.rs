@@ -99,6 +99,11 @@ pub struct CheckoutSettings {
     pub reconcile_max_backoff_seconds: u32,
     /// Attempts asked about per sweep, at most (one processor call each).
     pub reconcile_batch: u32,
+    /// How long a running request holds its `Idempotency-Key`, seconds: a claim that neither
+    /// saved nor released its key by then (the process died) lets the next request with the
+    /// key run. Above the processor timeout; a money route's retry never moves money twice
+    /// whatever this is (its key names one ledger row).
+    pub idempotency_lease_seconds: u32,
     /// The earliest `expirationDateTime` a payment link request may ask for, minutes ahead.
     pub link_expiration_min_minutes: u32,
     /// The latest `expirationDateTime` a payment link request may ask for, minutes ahead.
@@ -307,6 +312,7 @@ impl Default for CheckoutSettings {
             reconcile_after_seconds: 30,
             reconcile_max_backoff_seconds: 3600,
             reconcile_batch: 50,
+            idempotency_lease_seconds: 60,
             link_expiration_min_minutes: 5,
             link_expiration_max_minutes: 43_200,
             checkout_expiration_min_minutes: 5,
@@ -465,6 +471,9 @@ impl Settings {
         }
         if self.checkout.reconcile_batch == 0 || self.checkout.reconcile_max_backoff_seconds == 0 {
             bail!("reconcile_batch and reconcile_max_backoff_seconds must be positive");
+        }
+        if self.checkout.idempotency_lease_seconds == 0 {
+            bail!("idempotency_lease_seconds must be positive");
         }
         self.webhooks.schedule()?;
         if self.webhooks.workers == 0 || self.webhooks.batch == 0 || self.webhooks.poll_ms == 0 {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use checkout_domain::ports::CardProcessor;
 use checkout_domain::usecases::{
-    ExpiryBounds, ReconcilePolicy, WebhookPolicy, WebhookPorts, Webhooks,
+    ExpiryBounds, IdempotencyPolicy, ReconcilePolicy, WebhookPolicy, WebhookPorts, Webhooks,
 };
 use checkout_domain::values::CallbackRule;
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
@@ -171,6 +171,10 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         ),
         ..ReconcilePolicy::default()
     })
+    .with_idempotency(IdempotencyPolicy {
+        lease: Duration::seconds(i64::from(settings.checkout.idempotency_lease_seconds)),
+        ..IdempotencyPolicy::default()
+    })
     .with_expiry_bounds(ExpiryBounds {
         link_min: minutes(settings.checkout.link_expiration_min_minutes),
         link_max: minutes(settings.checkout.link_expiration_max_minutes),
@@ -182,6 +186,7 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     let checkout = Checkout::new(
         Ports {
             sessions: store.clone(),
+            reversals: store.clone(),
             events: store.clone(),
             terminals: store.clone(),
             idempotency: store,

@@ -5,6 +5,7 @@ mod events;
 mod idempotency;
 mod identity;
 mod processor;
+mod reversals;
 mod sessions;
 mod system;
 mod terminals;
@@ -17,7 +18,8 @@ pub use processor::{
     AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
     RefundOutcome, RefundRequest,
 };
-pub use sessions::{AttemptChange, InsertError, Recorded, Reservation, SessionRepository};
+pub use reversals::{ActionBegun, Reservation, ReversalLedger, SessionMove};
+pub use sessions::{AttemptChange, InsertError, Recorded, SessionRepository};
 pub use system::{Clock, IdGenerator};
 pub use terminals::TerminalDirectory;
 pub use webhooks::{EventEncoder, WebhookSecrets, WebhookStore, WebhookTransport};

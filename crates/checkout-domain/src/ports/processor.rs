@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use rust_decimal::Decimal;
 
 use crate::card::CardDetails;
-use crate::values::{Amount, AttemptId, InternalReference, RefundId, SessionId};
+use crate::values::{ActionId, Amount, AttemptId, InternalReference, RefundId, SessionId};
 
 /// One authorisation to ask for, or to replay: the same request, field for field, every time
 /// it is sent for one attempt.
@@ -89,8 +89,9 @@ impl ProcessorOutcome {
 /// every time it is sent.
 #[derive(Debug, Clone, Copy)]
 pub struct CaptureRequest<'a> {
-    /// The attempt that was authorised; its id derives the idempotency key.
-    pub attempt: AttemptId,
+    /// The capture's ledger row; its id derives the idempotency key, so that every send of
+    /// one capture (a retry, another instance, the reconciliation sweep) is the same request.
+    pub action: ActionId,
     /// The processor's reference of the authorisation.
     pub processor_reference: &'a str,
     /// How much to capture: at most the authorised amount.
@@ -206,7 +207,7 @@ pub trait CardProcessor: Send + Sync {
     /// Captures `request.amount` of an authorisation held without capture, and returns the
     /// amount the processor holds captured.
     ///
-    /// MUST send an idempotency key derived from `request.attempt`, so that a replay of the
+    /// MUST send an idempotency key derived from `request.action`, so that a replay of the
     /// same request never captures twice and returns what the first did. When the
     /// authorisation was already captured, MUST answer the amount captured rather than an
     /// error. MUST return `Controlled` only when the processor refused the capture and
@@ -221,4 +222,12 @@ pub trait CardProcessor: Send + Sync {
     /// `Controlled` only when the processor said nothing was refunded; any doubt (a timeout,
     /// a 5xx, a concurrent request with the same key) is `Communication`. MUST time out.
     async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError>;
+
+    /// What the processor holds now for the refund `refund_reference` (a reference a
+    /// [`refund`](Self::refund) answer carried).
+    ///
+    /// MUST change nothing at the processor and MUST read the refund itself (a retrieve, never
+    /// a list or a search). `Pending` while the processor has not finished it; `Failed` only
+    /// when the processor says nothing was (or, after a later failure, remains) refunded.
+    async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError>;
 }

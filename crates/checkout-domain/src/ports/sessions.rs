@@ -1,11 +1,10 @@
 //! Storage of payment sessions and their attempts.
 
 use async_trait::async_trait;
-use rust_decimal::Decimal;
 use time::OffsetDateTime;
 
 use crate::ports::TerminalDirectory;
-use crate::session::{AttemptState, PaymentAttempt, PaymentSession, Refund, SessionState};
+use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionState};
 use crate::terminal::Terminal;
 use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 
@@ -46,20 +45,6 @@ pub enum Recorded {
     AttemptOnly,
     /// Nothing was saved: the attempt was no longer in an expected state.
     Stale,
-}
-
-/// What [`SessionRepository::reserve_refund`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reservation {
-    /// The refund was recorded and its amount reserved.
-    Reserved,
-    /// Nothing recorded: the session holds no capture (it is in this state).
-    NotCaptured(SessionState),
-    /// Nothing recorded: the amount is above what can still be refunded (this much).
-    Exceeds {
-        /// The captured amount less every refund that is not Failed.
-        refundable: Decimal,
-    },
 }
 
 /// Durable storage of payment sessions and their payment attempts.
@@ -195,39 +180,6 @@ pub trait SessionRepository: Send + Sync {
     /// How many attempts are unresolved (Sent or Unknown), and the creation time of the
     /// oldest: the reconciliation backlog.
     async fn unresolved_attempts(&self) -> anyhow::Result<(u64, Option<OffsetDateTime>)>;
-
-    /// Records the merchant's capture of `captured`: moves session `id` from
-    /// ApprovedTransaction to Successful, sets its captured amount and `updated_at`.
-    ///
-    /// MUST be one atomic compare-and-set on the state: of racing calls exactly one returns
-    /// `true`; the others change nothing.
-    async fn record_capture(
-        &self,
-        id: SessionId,
-        captured: Decimal,
-        at: OffsetDateTime,
-    ) -> anyhow::Result<bool>;
-
-    /// Records `refund` (Sent) and reserves its amount, if the session can still refund it.
-    ///
-    /// MUST decide under a lock of the session, in one transaction: the refund is inserted
-    /// only if the session is Successful and `refund.amount` plus every one of its refunds
-    /// that [reserves](crate::session::RefundState::reserves) is at most its
-    /// [captured amount](PaymentSession::captured_amount); so that of any number of racing
-    /// reservations the sum reserved never exceeds what was captured.
-    async fn reserve_refund(&self, refund: &Refund) -> anyhow::Result<Reservation>;
-
-    /// Saves what became of `refund`: its state, processor reference, code and `updated_at`.
-    ///
-    /// MUST save only if the stored refund is in [`RefundState::UNSETTLED`] right now (else
-    /// `false`, nothing saved); MUST, when the new state is Succeeded, add its amount to the
-    /// session's refunded amount and set the session's `updated_at`, in the same transaction.
-    ///
-    /// [`RefundState::UNSETTLED`]: crate::session::RefundState::UNSETTLED
-    async fn settle_refund(&self, refund: &Refund) -> anyhow::Result<bool>;
-
-    /// The refunds of `session`, oldest first.
-    async fn refunds(&self, session: SessionId) -> anyhow::Result<Vec<Refund>>;
 
     /// The session with this id like [`get`](Self::get), but its items and charges MAY be
     /// left empty: for reads that show neither (the merchant's status record), so that an

@@ -2,7 +2,7 @@
 
 use time::OffsetDateTime;
 
-use crate::values::{AttemptId, InternalReference, RefundId, SessionId};
+use crate::values::{ActionId, AttemptId, InternalReference, RefundId, SessionId};
 
 /// The current time.
 pub trait Clock: Send + Sync {
@@ -26,4 +26,10 @@ pub trait IdGenerator: Send + Sync {
     fn webhook_endpoint_id(&self) -> uuid::Uuid;
     /// A new refund id; MUST NOT repeat (it is the processor idempotency key).
     fn refund_id(&self) -> RefundId;
+
+    /// A new capture or void id; MUST NOT repeat (the processor idempotency key derives from
+    /// it). The default draws it as a refund id is drawn.
+    fn action_id(&self) -> ActionId {
+        ActionId::from_uuid(self.refund_id().as_uuid())
+    }
 }

@@ -2,13 +2,17 @@
 
 mod attempt;
 mod card_attempts;
+mod hold_action;
+mod ledger;
 mod refund;
 mod request;
 mod state;
 
 pub use attempt::{AttemptState, PaymentAttempt};
 pub use card_attempts::{event_after_decline, CardAttempt};
-pub use refund::{Refund, RefundState};
+pub use hold_action::{HoldAction, HoldActionKind};
+pub use ledger::LedgerState;
+pub use refund::Refund;
 pub use request::{
     parse_transaction_reference, ChargeRequest, ItemRequest, NewSession, SessionFlow,
     SessionRequest, MAX_CHARGES, MAX_ITEMS,

@@ -1,70 +1,13 @@
-//! Refunds: the ledger of money returned after a capture. A refund row is written (Sent, its
-//! amount reserved against the captured amount) before the processor is asked, and settled
-//! by the processor's answer; its id is the processor idempotency key.
+//! Refunds: money returned after a capture. A refund row is written (Sent, its amount
+//! reserved against the captured amount) before the processor is asked, and settled by the
+//! processor's answer or by the reconciliation sweep; its id is the processor idempotency key.
 
 use rust_decimal::Decimal;
 use time::OffsetDateTime;
 
+use super::LedgerState;
 use crate::error::SvcCode;
-use crate::values::{RefundId, SessionId};
-
-/// Where one refund stands at the processor, as far as the service knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RefundState {
-    /// Recorded, its amount reserved, before the processor was asked.
-    Sent,
-    /// The processor confirmed the refund: counted in the session's refunded amount.
-    Succeeded,
-    /// The processor refused or failed it (SVC_009): nothing refunded, nothing reserved.
-    Failed,
-    /// The processor's answer was lost: it may have refunded. The amount stays reserved and
-    /// is not reported as refunded until the processor says so.
-    Unknown,
-}
-
-impl RefundState {
-    /// Every state.
-    pub const ALL: [RefundState; 4] = [
-        RefundState::Sent,
-        RefundState::Succeeded,
-        RefundState::Failed,
-        RefundState::Unknown,
-    ];
-
-    /// The states a processor answer may settle.
-    pub const UNSETTLED: [RefundState; 2] = [RefundState::Sent, RefundState::Unknown];
-
-    /// The stored name (`sent`, `succeeded`, `failed`, `unknown`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefundState::Sent => "sent",
-            RefundState::Succeeded => "succeeded",
-            RefundState::Failed => "failed",
-            RefundState::Unknown => "unknown",
-        }
-    }
-
-    /// The name the merchant reads (`Pending`, `Succeeded`, `Failed`, `Unknown`).
-    pub fn name(self) -> &'static str {
-        match self {
-            RefundState::Sent => "Pending",
-            RefundState::Succeeded => "Succeeded",
-            RefundState::Failed => "Failed",
-            RefundState::Unknown => "Unknown",
-        }
-    }
-
-    /// Parses a name written by [`RefundState::as_str`].
-    pub fn parse(s: &str) -> Option<RefundState> {
-        RefundState::ALL.into_iter().find(|r| r.as_str() == s)
-    }
-
-    /// True when the refund's amount counts against what can still be refunded: every state
-    /// but Failed (a lost answer may have refunded).
-    pub fn reserves(self) -> bool {
-        self != RefundState::Failed
-    }
-}
+use crate::values::{IdempotencyKey, RefundId, SessionId};
 
 /// One refund of a captured session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,11 +19,17 @@ pub struct Refund {
     /// How much, in the session's currency.
     pub amount: Decimal,
     /// Where it stands.
-    pub state: RefundState,
+    pub state: LedgerState,
     /// The processor's refund reference, once known.
     pub processor_reference: Option<String>,
     /// SVC_009 once the processor refused it or its answer was lost.
     pub svc_code: Option<SvcCode>,
+    /// The merchant's `Idempotency-Key`, when the refund was asked with one: a key names one
+    /// refund of its session for good, whatever became of the request that made it.
+    pub key: Option<IdempotencyKey>,
+    /// When the reconciliation sweep next asks the processor about it (`None`: settled, or
+    /// left for review).
+    pub next_check_at: Option<OffsetDateTime>,
     /// When it was recorded.
     pub created_at: OffsetDateTime,
     /// When it last changed.

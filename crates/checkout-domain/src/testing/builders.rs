@@ -15,7 +15,7 @@ use time::{Duration, OffsetDateTime};
 use crate::card::{CardBrand, CardDetails};
 use crate::ports::{AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome};
 use crate::session::{
-    AttemptState, Callbacks, Charge, Item, PaymentAttempt, PaymentSession, Refund, RefundState,
+    AttemptState, Callbacks, Charge, Item, LedgerState, PaymentAttempt, PaymentSession, Refund,
     SessionKind, SessionState,
 };
 use crate::values::{
@@ -177,9 +177,11 @@ pub fn refund(session: &PaymentSession, value: &str, when: OffsetDateTime) -> Re
         id: RefundId::from_random_bytes(random_bytes()),
         session_id: session.id,
         amount: decimal(value),
-        state: RefundState::Sent,
+        state: LedgerState::Sent,
         processor_reference: None,
         svc_code: None,
+        key: None,
+        next_check_at: Some(when + time::Duration::seconds(30)),
         created_at: when,
         updated_at: when,
     }

@@ -10,11 +10,12 @@ use time::OffsetDateTime;
 use crate::auth::{OAuthClient, Role};
 use crate::events::{EventCursor, EventType, PaymentEvent};
 use crate::ports::{
-    AttemptChange, ClientStore, EventLog, InsertError, Recorded, Reservation, SessionRepository,
-    TerminalDirectory,
+    ActionBegun, AttemptChange, ClientStore, EventLog, InsertError, Recorded, Reservation,
+    ReversalLedger, SessionMove, SessionRepository, TerminalDirectory,
 };
 use crate::session::{
-    AttemptState, CardAttempt, PaymentAttempt, PaymentSession, Refund, RefundState, SessionState,
+    AttemptState, CardAttempt, HoldAction, LedgerState, PaymentAttempt, PaymentSession, Refund,
+    SessionState,
 };
 use crate::terminal::Terminal;
 use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
@@ -28,6 +29,7 @@ struct Tables {
     sessions: HashMap<SessionId, PaymentSession>,
     attempts: Vec<PaymentAttempt>,
     refunds: Vec<Refund>,
+    actions: Vec<HoldAction>,
     events: Vec<PaymentEvent>,
 }
 
@@ -359,77 +361,6 @@ impl SessionRepository for InMemorySessions {
         Ok((count, oldest))
     }
 
-    async fn record_capture(
-        &self,
-        id: SessionId,
-        captured: Decimal,
-        at: OffsetDateTime,
-    ) -> anyhow::Result<bool> {
-        let mut t = lock(&self.tables);
-        match t.sessions.get_mut(&id) {
-            Some(s) if s.state == SessionState::ApprovedTransaction => {
-                s.money.captured = Some(captured);
-            }
-            _ => return Ok(false),
-        }
-        t.move_session(id, SessionState::Successful, at);
-        Ok(true)
-    }
-
-    async fn reserve_refund(&self, refund: &Refund) -> anyhow::Result<Reservation> {
-        let mut t = lock(&self.tables);
-        let Some(session) = t.sessions.get(&refund.session_id) else {
-            anyhow::bail!("no session {}", refund.session_id);
-        };
-        if session.state != SessionState::Successful {
-            return Ok(Reservation::NotCaptured(session.state));
-        }
-        let reserved: Decimal = t
-            .refunds
-            .iter()
-            .filter(|r| r.session_id == refund.session_id && r.state.reserves())
-            .map(|r| r.amount)
-            .sum();
-        let refundable = session.captured_amount() - reserved;
-        if refund.amount > refundable {
-            return Ok(Reservation::Exceeds { refundable });
-        }
-        t.refunds.push(refund.clone());
-        Ok(Reservation::Reserved)
-    }
-
-    async fn settle_refund(&self, refund: &Refund) -> anyhow::Result<bool> {
-        let mut t = lock(&self.tables);
-        let Some(stored) = t.refunds.iter_mut().find(|r| r.id == refund.id) else {
-            return Ok(false);
-        };
-        if !RefundState::UNSETTLED.contains(&stored.state) {
-            return Ok(false);
-        }
-        *stored = refund.clone();
-        if refund.state == RefundState::Succeeded {
-            if let Some(s) = t.sessions.get_mut(&refund.session_id) {
-                s.money.refunded += refund.amount;
-                s.updated_at = refund.updated_at;
-            }
-            t.write_event(
-                refund.session_id,
-                EventType::PaymentRefunded,
-                refund.updated_at,
-            );
-        }
-        Ok(true)
-    }
-
-    async fn refunds(&self, session: SessionId) -> anyhow::Result<Vec<Refund>> {
-        Ok(lock(&self.tables)
-            .refunds
-            .iter()
-            .filter(|r| r.session_id == session)
-            .cloned()
-            .collect())
-    }
-
     /// Like the PostgreSQL adapter, leaves the items and charges out, so that a use case that
     /// relied on them would fail its tests.
     async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
@@ -522,5 +453,192 @@ impl InMemoryClients {
 impl ClientStore for InMemoryClients {
     async fn get_client(&self, client_id: &str) -> anyhow::Result<Option<OAuthClient>> {
         Ok(lock(&self.clients).get(client_id).cloned())
+    }
+}
+
+/// Claims the rows of `rows` due at `now` (unsettled, `next_check_at` at or before it), oldest
+/// due first, at most `limit`, leasing each until `lease_until`.
+fn claim_due<T: Clone>(
+    rows: &mut [T],
+    now: OffsetDateTime,
+    lease_until: OffsetDateTime,
+    limit: u32,
+    due: impl Fn(&mut T) -> Option<&mut Option<OffsetDateTime>>,
+) -> Vec<T> {
+    let mut order: Vec<(OffsetDateTime, usize)> = Vec::new();
+    for (i, row) in rows.iter_mut().enumerate() {
+        if let Some(Some(at)) = due(row).map(|d| *d) {
+            if at <= now {
+                order.push((at, i));
+            }
+        }
+    }
+    order.sort();
+    order.truncate(limit as usize);
+    order
+        .into_iter()
+        .map(|(_, i)| {
+            if let Some(next) = due(&mut rows[i]) {
+                *next = Some(lease_until);
+            }
+            rows[i].clone()
+        })
+        .collect()
+}
+
+#[async_trait]
+impl ReversalLedger for InMemorySessions {
+    async fn reserve_refund(&self, refund: &Refund) -> anyhow::Result<Reservation> {
+        let mut t = lock(&self.tables);
+        if let Some(key) = &refund.key {
+            let same_key = t
+                .refunds
+                .iter()
+                .find(|r| r.session_id == refund.session_id && r.key.as_ref() == Some(key));
+            if let Some(stored) = same_key {
+                return Ok(Reservation::Existing(stored.clone()));
+            }
+        }
+        let Some(session) = t.sessions.get(&refund.session_id) else {
+            anyhow::bail!("no session {}", refund.session_id);
+        };
+        if session.state != SessionState::Successful {
+            return Ok(Reservation::NotCaptured(session.state));
+        }
+        let reserved: Decimal = t
+            .refunds
+            .iter()
+            .filter(|r| r.session_id == refund.session_id && r.state.reserves())
+            .map(|r| r.amount)
+            .sum();
+        let refundable = session.captured_amount() - reserved;
+        if refund.amount > refundable {
+            return Ok(Reservation::Exceeds { refundable });
+        }
+        t.refunds.push(refund.clone());
+        Ok(Reservation::Reserved)
+    }
+
+    async fn settle_refund(&self, refund: &Refund) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        let Some(stored) = t.refunds.iter_mut().find(|r| r.id == refund.id) else {
+            return Ok(false);
+        };
+        if !stored.state.can_become(refund.state) {
+            return Ok(false);
+        }
+        *stored = refund.clone();
+        if refund.state == LedgerState::Succeeded {
+            if let Some(s) = t.sessions.get_mut(&refund.session_id) {
+                s.money.refunded += refund.amount;
+                s.updated_at = refund.updated_at;
+            }
+            t.write_event(
+                refund.session_id,
+                EventType::PaymentRefunded,
+                refund.updated_at,
+            );
+        }
+        Ok(true)
+    }
+
+    async fn refunds(&self, session: SessionId) -> anyhow::Result<Vec<Refund>> {
+        Ok(lock(&self.tables)
+            .refunds
+            .iter()
+            .filter(|r| r.session_id == session)
+            .cloned()
+            .collect())
+    }
+
+    async fn claim_due_refunds(
+        &self,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<Refund>> {
+        let mut t = lock(&self.tables);
+        Ok(claim_due(&mut t.refunds, now, lease_until, limit, |r| {
+            (!r.state.is_settled()).then_some(&mut r.next_check_at)
+        }))
+    }
+
+    async fn begin_action(&self, action: &HoldAction) -> anyhow::Result<ActionBegun> {
+        let mut t = lock(&self.tables);
+        let of_session = |a: &&HoldAction| a.session_id == action.session_id;
+        if let Some(key) = &action.key {
+            let same_key = t
+                .actions
+                .iter()
+                .filter(of_session)
+                .find(|a| a.key.as_ref() == Some(key));
+            if let Some(stored) = same_key {
+                return Ok(ActionBegun::Existing(stored.clone()));
+            }
+        }
+        let Some(session) = t.sessions.get(&action.session_id) else {
+            anyhow::bail!("no session {}", action.session_id);
+        };
+        if let Some(holder) = t
+            .actions
+            .iter()
+            .filter(of_session)
+            .find(|a| a.state.reserves())
+        {
+            return Ok(ActionBegun::Held(holder.clone()));
+        }
+        if session.state != SessionState::ApprovedTransaction {
+            return Ok(ActionBegun::NotHeld(session.state));
+        }
+        t.actions.push(action.clone());
+        Ok(ActionBegun::Begun)
+    }
+
+    async fn settle_action(
+        &self,
+        action: &HoldAction,
+        session_move: Option<SessionMove>,
+    ) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        let Some(stored) = t.actions.iter_mut().find(|a| a.id == action.id) else {
+            return Ok(false);
+        };
+        if !stored.state.can_become(action.state) {
+            return Ok(false);
+        }
+        *stored = action.clone();
+        if let Some(SessionMove { from, to }) = session_move {
+            match t.sessions.get_mut(&action.session_id) {
+                Some(s) if s.state == from => {
+                    if action.captured.is_some() {
+                        s.money.captured = action.captured;
+                    }
+                }
+                _ => return Ok(true),
+            }
+            t.move_session(action.session_id, to, action.updated_at);
+        }
+        Ok(true)
+    }
+
+    async fn actions(&self, session: SessionId) -> anyhow::Result<Vec<HoldAction>> {
+        Ok(lock(&self.tables)
+            .actions
+            .iter()
+            .filter(|a| a.session_id == session)
+            .cloned()
+            .collect())
+    }
+
+    async fn claim_due_actions(
+        &self,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<HoldAction>> {
+        let mut t = lock(&self.tables);
+        Ok(claim_due(&mut t.actions, now, lease_until, limit, |a| {
+            (!a.state.is_settled()).then_some(&mut a.next_check_at)
+        }))
     }
 }

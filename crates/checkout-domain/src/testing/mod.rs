@@ -62,6 +62,7 @@ impl TestKit {
         let idempotency = Arc::new(InMemoryIdempotency::default());
         let ports = Ports {
             sessions: sessions.clone(),
+            reversals: sessions.clone(),
             events: sessions.clone(),
             terminals: terminals.clone(),
             processor: processor.clone(),

@@ -75,6 +75,9 @@ pub struct FakeProcessor {
     cancel_calls: AtomicU64,
     tokens: AtomicU64,
     refund_script: Mutex<VecDeque<Result<RefundOutcome, ProcessorError>>>,
+    capture_answers_lost: Mutex<u32>,
+    capture_calls: AtomicU64,
+    refund_answers_lost: Mutex<u32>,
 }
 
 /// An approval with capture, as the default script answers.
@@ -111,6 +114,28 @@ impl FakeProcessor {
     /// error means the refund was done and its answer lost).
     pub fn push_refund(&self, answer: Result<RefundOutcome, ProcessorError>) {
         lock(&self.refund_script).push_back(answer);
+    }
+
+    /// The next `n` captures do their work but lose their answer (a timeout after the
+    /// capture).
+    pub fn lose_capture_answers(&self, n: u32) {
+        *lock(&self.capture_answers_lost) = n;
+    }
+
+    /// The next `n` refund requests (new ones and replays alike) do their work but lose
+    /// their answer.
+    pub fn lose_refund_answers(&self, n: u32) {
+        *lock(&self.refund_answers_lost) = n;
+    }
+
+    /// How many capture requests reached the processor.
+    pub fn capture_calls(&self) -> u64 {
+        self.capture_calls.load(Ordering::SeqCst)
+    }
+
+    /// The amount the processor holds captured for the payment `reference`, after a capture.
+    pub fn captured_of(&self, reference: &str) -> Option<Decimal> {
+        lock(&self.ledger).captured.get(reference).copied()
     }
 
     /// The refunds the processor holds as succeeded (or done with a lost answer) for the
@@ -209,6 +234,69 @@ fn after_challenge(reference: &str, passed: bool) -> ProcessorOutcome {
         ProcessorOutcome::Declined {
             processor_reference: Some(reference.to_owned()),
             reason: "authentication failed".into(),
+        }
+    }
+}
+
+impl FakeProcessor {
+    /// A refund as the processor does it, scripted answers included.
+    fn refund_held(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError> {
+        let mut ledger = lock(&self.ledger);
+        if let Some((_, _, outcome)) = ledger.refunds.get(&request.refund) {
+            return Ok(outcome.clone());
+        }
+        let reference = request.processor_reference;
+        if !matches!(
+            ledger.holding(reference),
+            Some((_, ProcessorOutcome::Approved { captured: true, .. }))
+        ) {
+            return Err(ProcessorError::Controlled("no captured payment".into()));
+        }
+        let done = RefundOutcome::Succeeded {
+            refund_reference: format!("re_{}", request.refund),
+        };
+        let answer = lock(&self.refund_script)
+            .pop_front()
+            .unwrap_or(Ok(done.clone()));
+        let really = match &answer {
+            Ok(outcome) => Some(outcome.clone()),
+            Err(ProcessorError::Communication(_)) => Some(done),
+            Err(ProcessorError::Controlled(_)) => None,
+        };
+        if let Some(really) = really {
+            ledger.refunds.insert(
+                request.refund,
+                (reference.to_owned(), request.amount.value(), really),
+            );
+        }
+        answer
+    }
+
+    /// A capture as the processor does it (its answer is not lost yet).
+    fn capture_held(&self, request: CaptureRequest<'_>) -> Result<Decimal, ProcessorError> {
+        let mut ledger = lock(&self.ledger);
+        let reference = request.processor_reference;
+        let Some((attempt, holding)) = ledger.holding(reference) else {
+            return Err(ProcessorError::Controlled("no such payment".into()));
+        };
+        match holding {
+            ProcessorOutcome::Approved { captured: true, .. } => Ok(ledger
+                .captured
+                .get(reference)
+                .copied()
+                .unwrap_or(request.amount.value())),
+            ProcessorOutcome::Approved {
+                captured: false, ..
+            } => {
+                ledger.set(attempt, approved(reference));
+                ledger
+                    .captured
+                    .insert(reference.to_owned(), request.amount.value());
+                Ok(request.amount.value())
+            }
+            _ => Err(ProcessorError::Controlled(
+                "the payment holds no authorisation to capture".into(),
+            )),
         }
     }
 }
@@ -319,62 +407,51 @@ impl CardProcessor for FakeProcessor {
 
     async fn capture(&self, request: CaptureRequest<'_>) -> Result<Decimal, ProcessorError> {
         self.check_up()?;
-        let mut ledger = lock(&self.ledger);
-        let reference = request.processor_reference;
-        let Some((attempt, holding)) = ledger.holding(reference) else {
-            return Err(ProcessorError::Controlled("no such payment".into()));
-        };
-        match holding {
-            ProcessorOutcome::Approved { captured: true, .. } => Ok(ledger
-                .captured
-                .get(reference)
-                .copied()
-                .unwrap_or(request.amount.value())),
-            ProcessorOutcome::Approved {
-                captured: false, ..
-            } => {
-                ledger.set(attempt, approved(reference));
-                ledger
-                    .captured
-                    .insert(reference.to_owned(), request.amount.value());
-                Ok(request.amount.value())
-            }
-            _ => Err(ProcessorError::Controlled(
-                "the payment holds no authorisation to capture".into(),
-            )),
+        self.capture_calls.fetch_add(1, Ordering::SeqCst);
+        let answer = self.capture_held(request);
+        let mut lost = lock(&self.capture_answers_lost);
+        if *lost > 0 && answer.is_ok() {
+            *lost -= 1;
+            return Err(ProcessorError::Communication(
+                "the capture's answer was lost".into(),
+            ));
         }
+        answer
     }
 
     async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError> {
         self.check_up()?;
-        let mut ledger = lock(&self.ledger);
-        if let Some((_, _, outcome)) = ledger.refunds.get(&request.refund) {
-            return Ok(outcome.clone());
-        }
-        let reference = request.processor_reference;
-        if !matches!(
-            ledger.holding(reference),
-            Some((_, ProcessorOutcome::Approved { captured: true, .. }))
-        ) {
-            return Err(ProcessorError::Controlled("no captured payment".into()));
-        }
-        let done = RefundOutcome::Succeeded {
-            refund_reference: format!("re_{}", request.refund),
-        };
-        let answer = lock(&self.refund_script)
-            .pop_front()
-            .unwrap_or(Ok(done.clone()));
-        let really = match &answer {
-            Ok(outcome) => Some(outcome.clone()),
-            Err(ProcessorError::Communication(_)) => Some(done),
-            Err(ProcessorError::Controlled(_)) => None,
-        };
-        if let Some(really) = really {
-            ledger.refunds.insert(
-                request.refund,
-                (reference.to_owned(), request.amount.value(), really),
-            );
+        let answer = self.refund_held(request);
+        let mut lost = lock(&self.refund_answers_lost);
+        if *lost > 0 && answer.is_ok() {
+            *lost -= 1;
+            return Err(ProcessorError::Communication(
+                "the refund's answer was lost".into(),
+            ));
         }
         answer
+    }
+
+    async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError> {
+        self.check_up()?;
+        let ledger = lock(&self.ledger);
+        ledger
+            .refunds
+            .values()
+            .map(|(_, _, outcome)| outcome)
+            .find(|outcome| refund_reference_of(outcome) == Some(refund_reference))
+            .cloned()
+            .ok_or_else(|| ProcessorError::Controlled("no such refund".into()))
+    }
+}
+
+/// The processor's reference a refund answer carries.
+fn refund_reference_of(outcome: &RefundOutcome) -> Option<&str> {
+    match outcome {
+        RefundOutcome::Succeeded { refund_reference }
+        | RefundOutcome::Pending { refund_reference } => Some(refund_reference),
+        RefundOutcome::Failed {
+            refund_reference, ..
+        } => refund_reference.as_deref(),
     }
 }

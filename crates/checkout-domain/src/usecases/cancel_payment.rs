@@ -2,9 +2,11 @@
 //! merchant withdraws a session that has not been paid (`POST /pay/api/payment/{id}/cancel`).
 //! Both end the session by the same rules.
 
-use super::{Checkout, PaymentOutcome, PaymentResult};
+use super::idempotent_create::Finality;
+use super::{Checkout, IdempotentAnswer, IdempotentRequest, PaymentOutcome, PaymentResult};
 use crate::auth::Claims;
 use crate::error::{CheckoutError, SvcCode};
+use crate::ports::SavedResponse;
 use crate::session::{PaymentSession, SessionEvent, SessionKind, SessionState};
 use crate::values::SessionId;
 
@@ -54,6 +56,30 @@ impl Checkout {
             )),
             _ => Err(not_reversible(&outcome.session, "cancelled")),
         }
+    }
+
+    /// [`Checkout::withdraw_payment`] under an `Idempotency-Key`: a cancel done (or refused
+    /// for the session's state) is replayed for the key's window; one the processor could not
+    /// confirm (SVC_003) is not kept, so a retry asks again.
+    pub async fn withdraw_payment_once<R>(
+        &self,
+        caller: &Claims,
+        id: SessionId,
+        once: &IdempotentRequest,
+        render: R,
+    ) -> Result<IdempotentAnswer, CheckoutError>
+    where
+        R: FnOnce(&Result<PaymentSession, CheckoutError>) -> SavedResponse,
+    {
+        let cancel = async {
+            let result = self.withdraw_payment(caller, id).await;
+            let finality = match &result {
+                Err(e) if e.svc_code() == Some(SvcCode::Svc003) => Finality::Unsettled,
+                _ => Finality::Final,
+            };
+            (result, finality)
+        };
+        self.run_once(caller, once, cancel, render).await
     }
 
     /// Ends `session` as Cancelled if it is Pending or awaiting a challenge (the

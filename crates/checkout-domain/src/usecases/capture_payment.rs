@@ -1,42 +1,78 @@
 //! Use case: the merchant captures an authorisation held without capture
-//! (`POST /pay/api/payment/{id}/capture`), the whole amount or less, once.
+//! (`POST /pay/api/payment/{id}/capture`, optionally under an `Idempotency-Key`), the whole
+//! amount or less, once.
 
 use rust_decimal::Decimal;
 
-use super::cancel_payment::not_reversible;
-use super::Checkout;
+use super::hold_actions::{capture_amount, ActionDone};
+use super::idempotent_create::Finality;
+use super::{Checkout, IdempotentAnswer, IdempotentRequest};
 use crate::auth::Claims;
 use crate::error::{CheckoutError, SvcCode};
-use crate::ports::{CaptureRequest, ProcessorError};
-use crate::session::{PaymentSession, SessionState};
-use crate::values::SessionId;
+use crate::ports::SavedResponse;
+use crate::session::{HoldActionKind, PaymentSession};
+use crate::values::{IdempotencyKey, SessionId};
 
 impl Checkout {
     /// Captures `amount` (the whole authorised amount when `None`) of the caller's session
-    /// `id`, which must be ApprovedTransaction; returns the session, Successful, with its
-    /// captured amount.
+    /// `id`, which must be ApprovedTransaction; returns the session, Successful, with the
+    /// captured amount asked.
     ///
-    /// The processor is asked first, with an idempotency key derived from the authorised
-    /// attempt (a retry is the same request); the session moves only when the processor
-    /// confirmed. Errors: SVC_007 (not the caller's), 400 naming `Amount` (not a valid
-    /// amount of the session's currency), SVC_008 (not ApprovedTransaction: nothing to
-    /// capture, or already captured), SVC_011 (above the authorised amount), SVC_004 (the
-    /// processor refused: nothing captured), SVC_003 (the processor's answer was lost: send
-    /// the same request again).
+    /// The capture is recorded before the processor is asked, with a key of its own; the
+    /// session moves only when the processor confirmed. Of two different captures (or a
+    /// capture and a void) at once, one is recorded and the other is told what holds the
+    /// authorisation. Errors: SVC_007 (not the caller's), 400 naming `Amount`, SVC_008 (not
+    /// ApprovedTransaction, or another capture or void holds it), SVC_011 (above the
+    /// authorised amount), SVC_004 (the processor refused: nothing captured), SVC_003 (the
+    /// processor's answer was lost: the capture stays pending, is checked again
+    /// automatically, and the same request sent again answers it as it stands).
     pub async fn capture_payment(
         &self,
         caller: &Claims,
         id: SessionId,
         amount: Option<Decimal>,
     ) -> Result<PaymentSession, CheckoutError> {
-        let session = self.payment_status(caller, id).await?;
-        let amount = match amount {
-            Some(value) => self.amount_of(&session, value)?,
-            None => session.amount,
+        self.capture_under(caller, id, amount, None).await?.answer()
+    }
+
+    /// [`Checkout::capture_payment`] under an `Idempotency-Key`: the key names one capture of
+    /// the session for good; a settled answer is replayed, an unsettled one is not kept, so a
+    /// retry answers the capture as it stands.
+    pub async fn capture_payment_once<R>(
+        &self,
+        caller: &Claims,
+        id: SessionId,
+        amount: Option<Decimal>,
+        once: &IdempotentRequest,
+        render: R,
+    ) -> Result<IdempotentAnswer, CheckoutError>
+    where
+        R: FnOnce(&Result<PaymentSession, CheckoutError>) -> SavedResponse,
+    {
+        let capture = async {
+            match self
+                .capture_under(caller, id, amount, Some(&once.key))
+                .await
+            {
+                Ok(done) => {
+                    let finality = done.finality();
+                    (done.answer(), finality)
+                }
+                Err(e) => (Err(e), Finality::Final),
+            }
         };
-        if session.state != SessionState::ApprovedTransaction {
-            return Err(not_reversible(&session, "captured"));
-        }
+        self.run_once(caller, once, capture, render).await
+    }
+
+    async fn capture_under(
+        &self,
+        caller: &Claims,
+        id: SessionId,
+        amount: Option<Decimal>,
+        key: Option<&IdempotencyKey>,
+    ) -> Result<ActionDone, CheckoutError> {
+        let session = self.payment_status(caller, id).await?;
+        let amount = capture_amount(self, &session, amount)?;
         if amount.value() > session.amount.value() {
             return Err(CheckoutError::svc_with(
                 SvcCode::Svc011,
@@ -46,36 +82,7 @@ impl Checkout {
                 ),
             ));
         }
-        let (attempt, reference) = self.processor_reference(&session).await?;
-        let captured = self
-            .ports
-            .processor
-            .capture(CaptureRequest {
-                attempt: attempt.id,
-                processor_reference: &reference,
-                amount,
-            })
+        self.act_on_hold(id, HoldActionKind::Capture, amount, key)
             .await
-            .map_err(|e| match e {
-                ProcessorError::Controlled(_) => CheckoutError::svc_with(
-                    SvcCode::Svc004,
-                    "The processor refused the capture; nothing was captured.",
-                ),
-                ProcessorError::Communication(_) => CheckoutError::svc_with(
-                    SvcCode::Svc003,
-                    "The processor's answer to the capture was lost; nothing is recorded as \
-                     captured. Send the same request again: the processor recognises it.",
-                ),
-            })?;
-        self.ports
-            .sessions
-            .record_capture(session.id, captured, self.now())
-            .await?;
-        let now = self.reload(session.id).await?;
-        if now.state == SessionState::Successful {
-            Ok(now)
-        } else {
-            Err(not_reversible(&now, "captured"))
-        }
     }
 }

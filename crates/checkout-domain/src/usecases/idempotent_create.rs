@@ -40,6 +40,17 @@ impl Default for IdempotencyPolicy {
     }
 }
 
+/// Whether an outcome is the last word on its request, so that its key may keep it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finality {
+    /// The outcome stands: a key keeps it (a success, or an error about the request) and
+    /// replays it.
+    Final,
+    /// A money movement the processor has not confirmed either way: the key keeps nothing,
+    /// so that a retry with it answers the movement as it stands then.
+    Unsettled,
+}
+
 /// A create request sent with an `Idempotency-Key`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdempotentRequest {
@@ -115,8 +126,8 @@ impl Checkout {
     where
         R: FnOnce(&Result<PaymentSession, CheckoutError>) -> SavedResponse,
     {
-        self.run_once(caller, once, self.start_payment(caller, request), render)
-            .await
+        let create = async { (self.start_payment(caller, request).await, Finality::Final) };
+        self.run_once(caller, once, create, render).await
     }
 
     /// POST /pay/api/generate-payment-link with an `Idempotency-Key`: like
@@ -131,13 +142,11 @@ impl Checkout {
     where
         R: FnOnce(&Result<PaymentLink, CheckoutError>) -> SavedResponse,
     {
-        self.run_once(
-            caller,
-            once,
-            self.generate_payment_link(caller, request),
-            render,
-        )
-        .await
+        let create = async {
+            let link = self.generate_payment_link(caller, request).await;
+            (link, Finality::Final)
+        };
+        self.run_once(caller, once, create, render).await
     }
 
     /// Forgets the keys whose replay window is over; returns how many. (Claims ignore such
@@ -147,7 +156,10 @@ impl Checkout {
         Ok(self.ports.idempotency.forget_before(before).await?)
     }
 
-    /// Claims the key, runs `operation` if the claim is won, and saves or releases the key.
+    /// Claims the key, runs `operation` if the claim is won, and saves or releases the key:
+    /// an outcome to keep and [final](Finality::Final) is saved, any other releases
+    /// the key (a fault is answered as an error, an unsettled outcome is answered as it
+    /// renders but not replayed).
     pub(super) async fn run_once<T, F, R>(
         &self,
         caller: &Claims,
@@ -156,7 +168,7 @@ impl Checkout {
         render: R,
     ) -> Result<IdempotentAnswer, CheckoutError>
     where
-        F: Future<Output = Result<T, CheckoutError>>,
+        F: Future<Output = (Result<T, CheckoutError>, Finality)>,
         R: FnOnce(&Result<T, CheckoutError>) -> SavedResponse,
     {
         let store = &self.ports.idempotency;
@@ -185,7 +197,14 @@ impl Checkout {
             }
         };
 
-        let result = operation.await;
+        let (result, finality) = operation.await;
+        if finality == Finality::Unsettled && is_kept(&result) {
+            let response = render(&result);
+            return match store.release(terminal, &once.key, token).await {
+                Ok(()) => Ok(IdempotentAnswer::Fresh(response)),
+                Err(e) => Ok(IdempotentAnswer::FreshUnsaved(response, e)),
+            };
+        }
         if !is_kept(&result) {
             let released = store.release(terminal, &once.key, token).await;
             return Err(match (result, released) {

@@ -8,11 +8,13 @@ mod create_session;
 mod expire_sessions;
 mod find_by_reference;
 mod get_status;
+mod hold_actions;
 mod idempotent_create;
 mod list_events;
 mod open_page;
 mod process_payment;
 mod reconcile;
+mod reconcile_reversals;
 mod refund_payment;
 mod settle;
 mod terminals_seen;
@@ -22,7 +24,8 @@ mod webhooks;
 pub use create_session::PaymentLink;
 pub use expire_sessions::ExpiryReport;
 pub use find_by_reference::MAX_SESSIONS_BY_REFERENCE;
-pub use idempotent_create::{IdempotencyPolicy, IdempotentAnswer, IdempotentRequest};
+pub use hold_actions::ActionDone;
+pub use idempotent_create::{Finality, IdempotencyPolicy, IdempotentAnswer, IdempotentRequest};
 pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};
@@ -42,7 +45,7 @@ use url::Url;
 use crate::error::{CheckoutError, SvcCode, ValidationErrors};
 use crate::ports::{
     CardProcessor, Clock, EventLog, IdGenerator, IdempotencyStore, IdentityProvider,
-    SessionRepository, TerminalDirectory,
+    ReversalLedger, SessionRepository, TerminalDirectory,
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
 use crate::values::{Amount, AmountError, CallbackRule, SessionId};
@@ -53,6 +56,8 @@ use terminals_seen::TerminalsSeen;
 pub struct Ports {
     /// Session storage.
     pub sessions: Arc<dyn SessionRepository>,
+    /// The ledger of captures, voids and refunds.
+    pub reversals: Arc<dyn ReversalLedger>,
     /// The merchant event feed (written with every session change it reports).
     pub events: Arc<dyn EventLog>,
     /// Terminal registry.

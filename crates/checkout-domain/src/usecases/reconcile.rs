@@ -52,6 +52,15 @@ pub struct ReconcileReport {
     pub rescheduled: usize,
     /// Of those, still unknown past the processor's idempotency window: left for review.
     pub given_up: usize,
+    /// Due captures, voids and refunds claimed.
+    pub reversals_examined: usize,
+    /// Of those, settled by the processor's answer (succeeded or failed).
+    pub reversals_settled: usize,
+    /// Of those, still not final and rescheduled with a longer wait.
+    pub reversals_rescheduled: usize,
+    /// Of those, refunds without a processor reference past the processor's key lifetime:
+    /// left for review, never replayed (a replay could refund anew).
+    pub reversals_given_up: usize,
 }
 
 impl Checkout {
@@ -87,6 +96,7 @@ impl Checkout {
                 _ => report.settled += 1,
             }
         }
+        self.reconcile_reversals(&mut report).await?;
         Ok(report)
     }
 

@@ -5,25 +5,51 @@
 //! Money rule: the refund is recorded (Sent) with its amount reserved against the captured
 //! amount, under a lock of the session, before the processor is asked; the processor's answer
 //! settles it. A refusal records nothing as refunded; a lost answer stays Unknown, its amount
-//! reserved, and is never reported as "not refunded".
+//! reserved, is never reported as "not refunded", and is settled by the reconciliation sweep
+//! (or by the merchant's retry under the same key), always with the refund's own processor
+//! key. A merchant's key names one refund for good.
 
 use rust_decimal::Decimal;
 
 use super::cancel_payment::not_reversible;
+use super::idempotent_create::Finality;
 use super::{Checkout, IdempotentAnswer, IdempotentRequest};
 use crate::auth::Claims;
-use crate::error::{CheckoutError, SvcCode};
-use crate::ports::{ProcessorError, RefundOutcome, RefundRequest, Reservation, SavedResponse};
-use crate::session::{PaymentSession, Refund, RefundState, SessionState};
-use crate::values::SessionId;
+use crate::error::{CheckoutError, IdempotencyConflict, SvcCode};
+use crate::ports::{Reservation, SavedResponse};
+use crate::session::{LedgerState, PaymentSession, Refund, SessionState};
+use crate::values::{IdempotencyKey, SessionId};
 
-/// A refund done: the session after it and the refund.
+/// A refund as it stands after a request: the session and the refund, in any state.
 #[derive(Debug, Clone)]
 pub struct RefundDone {
-    /// The session, its refunded amount counting the refund.
+    /// The session, its refunded amount counting the refund once it succeeded.
     pub session: PaymentSession,
-    /// The refund, Succeeded.
+    /// The refund.
     pub refund: Refund,
+}
+
+impl RefundDone {
+    /// The merchant's answer: the refund when it succeeded; SVC_009 when the processor
+    /// refused it, or has not confirmed it yet (listed Unknown, its amount reserved).
+    pub fn answer(self) -> Result<RefundDone, CheckoutError> {
+        match self.refund.state {
+            LedgerState::Succeeded => Ok(self),
+            LedgerState::Failed => Err(CheckoutError::svc_with(SvcCode::Svc009, REFUSED_DETAIL)),
+            LedgerState::Sent | LedgerState::Unknown => {
+                Err(CheckoutError::svc_with(SvcCode::Svc009, UNKNOWN_DETAIL))
+            }
+        }
+    }
+
+    /// Whether a key may keep this answer: only once the processor's word is final.
+    fn finality(&self) -> Finality {
+        if self.refund.state.is_settled() {
+            Finality::Final
+        } else {
+            Finality::Unsettled
+        }
+    }
 }
 
 impl Checkout {
@@ -32,13 +58,56 @@ impl Checkout {
     /// Errors: SVC_007 (not the caller's), 400 naming `Amount` (missing, or not a valid
     /// amount of the session's currency), SVC_008 (nothing captured: the session is not
     /// Successful), SVC_011 (above what can still be refunded: the captured amount less every
-    /// refund not Failed), SVC_009 (the processor refused: nothing refunded; or its answer was
-    /// lost: the refund is kept Unknown, its amount reserved, and not counted as refunded).
+    /// refund not Failed), SVC_009 (the processor refused: nothing refunded; or it has not
+    /// confirmed: the refund is kept Unknown, its amount reserved, and not counted as
+    /// refunded until the reconciliation sweep learns the outcome).
     pub async fn refund_payment(
         &self,
         caller: &Claims,
         id: SessionId,
         amount: Option<Decimal>,
+    ) -> Result<RefundDone, CheckoutError> {
+        self.refund_under(caller, id, amount, None).await?.answer()
+    }
+
+    /// [`Checkout::refund_payment`] under an `Idempotency-Key` of the caller's terminal.
+    ///
+    /// The key names one refund of the session for good: a retry, whatever became of the
+    /// first request (a crash, a lost answer, a lapsed claim), asks the processor about that
+    /// same refund with its own key and never makes a second one. A settled answer is kept
+    /// and replayed for the key's window; an unsettled one is not kept, so that a retry
+    /// answers the refund as it stands then.
+    pub async fn refund_payment_once<R>(
+        &self,
+        caller: &Claims,
+        id: SessionId,
+        amount: Option<Decimal>,
+        once: &IdempotentRequest,
+        render: R,
+    ) -> Result<IdempotentAnswer, CheckoutError>
+    where
+        R: FnOnce(&Result<RefundDone, CheckoutError>) -> SavedResponse,
+    {
+        let refund = async {
+            match self.refund_under(caller, id, amount, Some(&once.key)).await {
+                Ok(done) => {
+                    let finality = done.finality();
+                    (done.answer(), finality)
+                }
+                Err(e) => (Err(e), Finality::Final),
+            }
+        };
+        self.run_once(caller, once, refund, render).await
+    }
+
+    /// The refund `amount` of session `id` under `key`: the one the key already names, or a
+    /// new one; asked at the processor unless settled.
+    async fn refund_under(
+        &self,
+        caller: &Claims,
+        id: SessionId,
+        amount: Option<Decimal>,
+        key: Option<&IdempotencyKey>,
     ) -> Result<RefundDone, CheckoutError> {
         let session = self.payment_status(caller, id).await?;
         let Some(value) = amount else {
@@ -50,22 +119,25 @@ impl Checkout {
         if session.state != SessionState::Successful {
             return Err(not_reversible(&session, "refunded"));
         }
-        // Known before anything is reserved, so that no reservation is left behind by a
-        // session without one.
-        let (_, reference) = self.processor_reference(&session).await?;
         let now = self.now();
-        let mut refund = Refund {
+        let fresh = Refund {
             id: self.ports.ids.refund_id(),
             session_id: session.id,
             amount: amount.value(),
-            state: RefundState::Sent,
+            state: LedgerState::Sent,
             processor_reference: None,
             svc_code: None,
+            key: key.cloned(),
+            next_check_at: Some(now + self.policy.reconcile.first_check_after),
             created_at: now,
             updated_at: now,
         };
-        match self.ports.sessions.reserve_refund(&refund).await? {
-            Reservation::Reserved => {}
+        let refund = match self.ports.reversals.reserve_refund(&fresh).await? {
+            Reservation::Reserved => fresh,
+            Reservation::Existing(stored) if stored.amount != fresh.amount => {
+                return Err(IdempotencyConflict::KeyReused.into())
+            }
+            Reservation::Existing(stored) => stored,
             Reservation::NotCaptured(_) => {
                 return Err(not_reversible(&self.reload(id).await?, "refunded"))
             }
@@ -79,64 +151,16 @@ impl Checkout {
                     ),
                 ));
             }
-        }
-        let request = RefundRequest {
-            refund: refund.id,
-            processor_reference: &reference,
-            amount,
         };
-        let mut answer = self.ports.processor.refund(request).await;
-        if matches!(answer, Err(ProcessorError::Communication(_))) {
-            // The same request again, with the same key: the processor answers what it did.
-            answer = self.ports.processor.refund(request).await;
-        }
-        let (state, processor_reference, failure) = match answer {
-            Ok(RefundOutcome::Succeeded { refund_reference }) => {
-                (RefundState::Succeeded, Some(refund_reference), None)
-            }
-            Ok(RefundOutcome::Pending { refund_reference }) => (
-                RefundState::Unknown,
-                Some(refund_reference),
-                Some(UNKNOWN_DETAIL),
-            ),
-            Ok(RefundOutcome::Failed {
-                refund_reference, ..
-            }) => (RefundState::Failed, refund_reference, Some(REFUSED_DETAIL)),
-            Err(ProcessorError::Controlled(_)) => (RefundState::Failed, None, Some(REFUSED_DETAIL)),
-            Err(ProcessorError::Communication(_)) => {
-                (RefundState::Unknown, None, Some(UNKNOWN_DETAIL))
-            }
+        let refund = if refund.state.is_settled() {
+            refund
+        } else {
+            self.drive_refund(&session, refund, true).await?
         };
-        refund.state = state;
-        refund.processor_reference = processor_reference;
-        refund.svc_code = failure.map(|_| SvcCode::Svc009);
-        refund.updated_at = self.now();
-        self.ports.sessions.settle_refund(&refund).await?;
-        if let Some(detail) = failure {
-            return Err(CheckoutError::svc_with(SvcCode::Svc009, detail));
-        }
         Ok(RefundDone {
             session: self.reload(id).await?,
             refund,
         })
-    }
-
-    /// [`Checkout::refund_payment`] under an `Idempotency-Key` of the caller's terminal: at
-    /// most once per key, a retry answered the first response (see
-    /// [`Checkout::start_payment_once`]).
-    pub async fn refund_payment_once<R>(
-        &self,
-        caller: &Claims,
-        id: SessionId,
-        amount: Option<Decimal>,
-        once: &IdempotentRequest,
-        render: R,
-    ) -> Result<IdempotentAnswer, CheckoutError>
-    where
-        R: FnOnce(&Result<RefundDone, CheckoutError>) -> SavedResponse,
-    {
-        let refund = self.refund_payment(caller, id, amount);
-        self.run_once(caller, once, refund, render).await
     }
 
     /// GET /pay/api/payment/{checkoutSessionId}/refunds: the caller's session and its
@@ -147,7 +171,7 @@ impl Checkout {
         id: SessionId,
     ) -> Result<(PaymentSession, Vec<Refund>), CheckoutError> {
         let session = self.payment_status(caller, id).await?;
-        let refunds = self.ports.sessions.refunds(id).await?;
+        let refunds = self.ports.reversals.refunds(id).await?;
         Ok((session, refunds))
     }
 }
@@ -157,4 +181,5 @@ const REFUSED_DETAIL: &str = "The processor refused the refund; nothing was refu
 /// The detail of an SVC_009 for a refund whose outcome is not known.
 const UNKNOWN_DETAIL: &str = "The processor has not confirmed the refund (its answer was lost or \
      is pending): it is listed as Unknown, its amount stays reserved, and it is not counted as \
-     refunded until the processor confirms it.";
+     refunded until the processor confirms it. It is checked again automatically; a retry with \
+     the same Idempotency-Key answers it as it stands and never refunds twice.";

@@ -194,3 +194,38 @@ impl fmt::Debug for RefundId {
         write!(f, "RefundId({self})")
     }
 }
+
+/// The id of one capture or void of a held authorisation
+/// ([`HoldAction`](crate::session::HoldAction)); the processor idempotency key derives from
+/// it, so that a replayed capture can never capture twice.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActionId(Uuid);
+
+impl ActionId {
+    /// The id as a UUID value (for storage).
+    pub fn as_uuid(&self) -> Uuid {
+        self.0
+    }
+
+    /// Rebuilds an id read back from storage, or mints one from a fresh UUID.
+    pub fn from_uuid(uuid: Uuid) -> Self {
+        ActionId(uuid)
+    }
+
+    /// The idempotency key for the processor calls of this action.
+    pub fn idempotency_key(&self) -> String {
+        format!("hc-action-{}", self.0.hyphenated())
+    }
+}
+
+impl fmt::Display for ActionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0.hyphenated(), f)
+    }
+}
+
+impl fmt::Debug for ActionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ActionId({self})")
+    }
+}

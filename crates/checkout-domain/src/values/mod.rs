@@ -14,7 +14,7 @@ pub use card_attempts::{InvalidMaxCardAttempts, MaxCardAttempts};
 pub use contact::{Culture, Email, InvalidEmail, UnknownCulture};
 pub use currency::{Currency, UnknownCurrency};
 pub use idempotency::{IdempotencyKey, RequestFingerprint};
-pub use ids::{AttemptId, InternalReference, InvalidId, RefundId, SessionId};
+pub use ids::{ActionId, AttemptId, InternalReference, InvalidId, RefundId, SessionId};
 pub use money::{Amount, AmountError, LineAmount, Money, MoneyBound, NonNegative, Positive};
 pub use text::{
     is_hidden_format_char, without_hidden_format, DisplayText, ItemCode, MerchantReference,

@@ -3,7 +3,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use checkout_domain::usecases::{IdempotentRequest, RefundDone};
+use checkout_domain::usecases::{IdempotentAnswer, IdempotentRequest, RefundDone};
 
 use super::status::session_id;
 use crate::auth::Caller;
@@ -28,9 +28,9 @@ fn done(state: &AppState, done: &RefundDone) -> ReversalResponse {
 /// until their sum reaches the captured amount.
 ///
 /// The refund is recorded, its amount reserved, before the processor is asked, so that
-/// racing refunds never exceed the captured amount. With an `Idempotency-Key`, a retry of the
-/// same request within 24 hours answers the first response again (`Idempotent-Replayed:
-/// true`) and refunds nothing more.
+/// racing refunds never exceed the captured amount. With an `Idempotency-Key`, the key names
+/// one refund for good: a retry never refunds again, and answers the refund as it stands (a
+/// settled answer replayed with `Idempotent-Replayed: true`).
 #[utoipa::path(
     post,
     path = "/pay/api/payment/{checkoutSessionId}/refunds",
@@ -40,8 +40,7 @@ fn done(state: &AppState, done: &RefundDone) -> ReversalResponse {
     params(
         crate::openapi::params::SessionPath,
         crate::openapi::params::OperationId,
-        ("Idempotency-Key" = Option<String>, Header, example = "refund-1001-1",
-         description = "Optional, as on the create routes: a retry with the same key and the same request (method, path and exact body bytes) within 24 hours gets the first response again with `Idempotent-Replayed: true`; the same key with another request is 422; a retry while the first still runs is 409."),
+        crate::openapi::params::ReversalIdempotencyKey,
     ),
     responses(
         (status = 200, description = "SVC_010 reversal completed: the refund (Succeeded) and the status record with its `refundedAmount`", body = ReversalResponse,
@@ -49,7 +48,7 @@ fn done(state: &AppState, done: &RefundDone) -> ReversalResponse {
         (status = 400, description = "Validation failed (the errors name `Amount` or `Idempotency-Key`)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 413, description = "Body larger than the configured limit", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 415, description = "Body is not JSON", body = ProblemDetails, content_type = "application/problem+json"),
-        (status = 422, description = "SVC_008 nothing captured to refund; SVC_011 above what can still be refunded; SVC_009 the processor refused (nothing refunded) or its answer was lost (the refund is listed as Unknown, not counted as refunded); an Idempotency-Key already used with another request", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "SVC_008 nothing captured to refund; SVC_011 above what can still be refunded; SVC_009 the processor refused (nothing refunded) or has not confirmed (the refund is listed as Unknown, its amount reserved, not counted as refunded, and checked again until the processor answers); an Idempotency-Key already used with another request", body = ProblemDetails, content_type = "application/problem+json"),
         BearerErrors, SessionNotFound, IdempotencyInProgress,
     )
 )]
@@ -66,7 +65,11 @@ pub async fn create_refund(
     let Some(key) = key.0 else {
         let refund = state.checkout.refund_payment(&caller.0, id, amount).await?;
         tracing::info!(session = %id, refund = %refund.refund.id, "refund made");
-        return Ok(HttpResponse::Ok().json(done(&state, &refund)));
+        let answer = IdempotentAnswer::Fresh(idempotency::json_response(
+            StatusCode::OK,
+            &done(&state, &refund),
+        ));
+        return Ok(idempotency::respond_no_store(answer));
     };
     let once = IdempotentRequest {
         key,
@@ -82,7 +85,7 @@ pub async fn create_refund(
             Err(e) => idempotency::problem_response(e),
         })
         .await?;
-    Ok(idempotency::respond(answer))
+    Ok(idempotency::respond_no_store(answer))
 }
 
 /// List a session's refunds.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
-use super::schemas::{CurrencyCode, RefundStateName};
+use super::schemas::{CurrencyCode, LedgerStateName};
 use super::{utc_timestamp, JsonDecimal, PaymentStatusResponse};
 
 /// POST /pay/api/payment/{id}/capture body.
@@ -45,7 +45,7 @@ pub struct RefundBody {
     /// `Succeeded`, `Pending` (recorded, the processor not answered yet), `Failed` (the
     /// processor refused: nothing refunded) or `Unknown` (the processor's answer was lost or
     /// is pending: its amount stays reserved, not counted as refunded).
-    #[schema(value_type = RefundStateName)]
+    #[schema(value_type = LedgerStateName)]
     pub state: String,
     /// SVC_009 for a Failed or Unknown refund.
     #[schema(value_type = Option<String>, nullable = false, pattern = "^SVC_009$", example = "SVC_009")]

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use checkout_domain::card::CardBrand;
 use checkout_domain::events::EventType;
-use checkout_domain::session::{AttemptState, CardAttempt, RefundState, SessionState};
+use checkout_domain::session::{AttemptState, CardAttempt, LedgerState, SessionState};
 use checkout_domain::values::Currency;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
@@ -133,9 +133,9 @@ component!(
 );
 
 component!(
-    /// `RefundState`: where a refund stands.
-    RefundStateName as "RefundState" => string_enum(
-        RefundState::ALL.map(RefundState::name),
+    /// `LedgerState`: where a refund stands.
+    LedgerStateName as "LedgerState" => string_enum(
+        LedgerState::ALL.map(LedgerState::name),
         "`Succeeded`, `Pending` (recorded, the processor not answered yet), `Failed` (the \
          processor refused: nothing refunded) or `Unknown` (the processor's answer was lost: \
          its amount stays reserved, not counted as refunded).",

@@ -15,3 +15,21 @@ async fn fresh() -> (TestDatabase, Store) {
 }
 
 checkout_domain::session_repository_contract!(fresh().await);
+
+/// The `ReversalLedger` contract against PostgreSQL, each check on a database of its own.
+mod reversal_ledger {
+    use std::sync::Arc;
+
+    use checkout_domain::testing::contract::reversals::Store;
+    use checkout_test_db::TestDatabase;
+
+    use crate::support::database;
+
+    /// A fresh database (kept alive by the guard) and its store.
+    async fn fresh() -> (TestDatabase, Store) {
+        let (db, store) = database().await;
+        (db, Arc::new(store))
+    }
+
+    checkout_domain::reversal_ledger_contract!(fresh().await);
+}

@@ -14,7 +14,7 @@ use checkout_domain::ports::{
     AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
     RefundOutcome, RefundRequest,
 };
-use checkout_domain::values::AttemptId;
+use checkout_domain::values::{AttemptId, RefundId};
 use rust_decimal::Decimal;
 
 use cards::{Behaviour, REASON_AUTHENTICATION_FAILED};
@@ -275,5 +275,19 @@ impl CardProcessor for SandboxProcessor {
             (reference.to_owned(), request.amount.value(), answer.clone()),
         );
         Ok(answer)
+    }
+
+    async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError> {
+        self.wait().await;
+        let id = refund_reference
+            .strip_prefix("sbx_re_")
+            .and_then(|id| id.parse::<uuid::Uuid>().ok())
+            .map(RefundId::from_uuid)
+            .ok_or_else(unknown_reference)?;
+        self.ledger()
+            .refunds
+            .get(&id)
+            .map(|(_, _, answer)| answer.clone())
+            .ok_or_else(unknown_reference)
     }
 }

@@ -209,7 +209,7 @@ impl StripeProcessor {
         let minor = amount::minor_units(request.amount).ok_or_else(|| {
             ProcessorError::Controlled("the amount does not fit Stripe's minor units".into())
         })?;
-        let key = format!("{}-capture", request.attempt.idempotency_key());
+        let key = format!("{}-capture", request.action.idempotency_key());
         let form: Form = vec![("amount_to_capture", minor.to_string())];
         let captured = self
             .client
@@ -283,20 +283,37 @@ impl StripeProcessor {
             )
             .await
             .map_err(failure_of)?;
-        Ok(match created.status.as_str() {
-            "succeeded" => RefundOutcome::Succeeded {
-                refund_reference: created.id,
-            },
-            "failed" | "canceled" => RefundOutcome::Failed {
-                refund_reference: Some(created.id),
-                reason: created
-                    .failure_reason
-                    .unwrap_or_else(|| created.status.clone()),
-            },
-            _ => RefundOutcome::Pending {
-                refund_reference: created.id,
-            },
-        })
+        Ok(refund_outcome(created))
+    }
+
+    /// Reads the refund `reference` (a retrieve: never behind Stripe's own writes).
+    async fn read_refund(&self, reference: &str) -> Result<RefundOutcome, ProcessorError> {
+        check_reference(reference)?;
+        let refund = self
+            .client
+            .get::<Refund>("retrieve refund", &["v1", "refunds", reference], &[])
+            .await
+            .map_err(|e| ProcessorError::Communication(describe(e)))?;
+        Ok(refund_outcome(refund))
+    }
+}
+
+/// What a Refund object says: `succeeded`, `failed` or `canceled` (nothing refunded), or not
+/// final yet (`pending`, `requires_action`).
+fn refund_outcome(refund: Refund) -> RefundOutcome {
+    match refund.status.as_str() {
+        "succeeded" => RefundOutcome::Succeeded {
+            refund_reference: refund.id,
+        },
+        "failed" | "canceled" => RefundOutcome::Failed {
+            refund_reference: Some(refund.id),
+            reason: refund
+                .failure_reason
+                .unwrap_or_else(|| refund.status.clone()),
+        },
+        _ => RefundOutcome::Pending {
+            refund_reference: refund.id,
+        },
     }
 }
 
@@ -452,6 +469,20 @@ impl CardProcessor for StripeProcessor {
 
     async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError> {
         match self.create_refund(&request).await {
+            Ok(RefundOutcome::Failed {
+                refund_reference,
+                reason,
+            }) => Ok(RefundOutcome::Failed {
+                refund_reference,
+                reason: redact(&reason, &[]),
+            }),
+            Ok(other) => Ok(other),
+            Err(e) => Err(scrub_error(e, &[])),
+        }
+    }
+
+    async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError> {
+        match self.read_refund(refund_reference).await {
             Ok(RefundOutcome::Failed {
                 refund_reference,
                 reason,

@@ -128,4 +128,8 @@ impl CardProcessor for LocalstripeProcessor {
     async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError> {
         self.stripe.refund(request).await
     }
+
+    async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError> {
+        self.stripe.refund_status(refund_reference).await
+    }
 }

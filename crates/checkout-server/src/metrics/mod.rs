@@ -35,6 +35,11 @@ pub const RECONCILIATION_BACKLOG: &str = "checkout_reconciliation_backlog";
 /// Gauge: age in seconds of the oldest such attempt (0 when there is none).
 pub const RECONCILIATION_OLDEST_AGE: &str = "checkout_reconciliation_oldest_unresolved_age_seconds";
 
+/// Counter: captures, voids and refunds the reconciliation sweep asked the processor about,
+/// by `outcome` (`settled`, `rescheduled`: still not final, `given_up`: a refund left for
+/// review past the processor's key lifetime).
+pub const REVERSAL_RECONCILIATIONS_TOTAL: &str = "checkout_reversal_reconciliations_total";
+
 /// Gauge: webhook deliveries due and not yet delivered.
 pub const WEBHOOK_BACKLOG: &str = "checkout_webhook_backlog";
 /// Gauge: seconds since the oldest of them fell due (0 when there is none).
@@ -126,6 +131,24 @@ fn describe() {
         WEBHOOK_ATTEMPTS_TOTAL,
         "Webhook delivery attempts, by outcome."
     );
+    metrics::describe_counter!(
+        REVERSAL_RECONCILIATIONS_TOTAL,
+        "Captures, voids and refunds the reconciliation sweep asked the processor about, by outcome."
+    );
+}
+
+/// Counts what a reconciliation sweep did with the reversal ledger.
+pub fn count_reversal_reconciliations(report: &checkout_domain::usecases::ReconcileReport) {
+    for (outcome, n) in [
+        ("settled", report.reversals_settled),
+        ("rescheduled", report.reversals_rescheduled),
+        ("given_up", report.reversals_given_up),
+    ] {
+        if n > 0 {
+            metrics::counter!(REVERSAL_RECONCILIATIONS_TOTAL, "outcome" => outcome)
+                .increment(n as u64);
+        }
+    }
 }
 
 /// Counts the attempts of one delivery run by outcome.

@@ -17,7 +17,7 @@ pub const CALLS_TOTAL: &str = "checkout_processor_calls_total";
 pub const CALL_DURATION: &str = "checkout_processor_call_duration_seconds";
 
 /// Wraps a processor; every call records [`CALLS_TOTAL`] and [`CALL_DURATION`] with `call`
-/// one of `tokenize`, `authorize`, `retrieve`, `challenge`, `cancel`, `capture`, `refund` and
+/// one of `tokenize`, `authorize`, `retrieve`, `challenge`, `cancel`, `capture`, `refund`, `refund_status` and
 /// `outcome` one of `tokenized`, `captured`, `authorized`, `declined`, `challenge_required`,
 /// `canceled`, `refunded`, `refund_pending`, `refund_failed`, `unreachable` (no answer:
 /// SVC_003) or `refused` (SVC_004). Nothing of the request (card,
@@ -42,6 +42,15 @@ fn outcome_label(outcome: &ProcessorOutcome) -> &'static str {
         ProcessorOutcome::Declined { .. } => "declined",
         ProcessorOutcome::ChallengeRequired { .. } => "challenge_required",
         ProcessorOutcome::Canceled { .. } => "canceled",
+    }
+}
+
+fn refund_label(result: &Result<RefundOutcome, ProcessorError>) -> &'static str {
+    match result {
+        Ok(RefundOutcome::Succeeded { .. }) => "refunded",
+        Ok(RefundOutcome::Pending { .. }) => "refund_pending",
+        Ok(RefundOutcome::Failed { .. }) => "refund_failed",
+        Err(error) => error_label(error),
     }
 }
 
@@ -147,13 +156,14 @@ impl CardProcessor for MeteredProcessor {
     async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError> {
         let started = Instant::now();
         let result = self.inner.refund(request).await;
-        let outcome = match &result {
-            Ok(RefundOutcome::Succeeded { .. }) => "refunded",
-            Ok(RefundOutcome::Pending { .. }) => "refund_pending",
-            Ok(RefundOutcome::Failed { .. }) => "refund_failed",
-            Err(error) => error_label(error),
-        };
-        record("refund", outcome, started);
+        record("refund", refund_label(&result), started);
+        result
+    }
+
+    async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError> {
+        let started = Instant::now();
+        let result = self.inner.refund_status(refund_reference).await;
+        record("refund_status", refund_label(&result), started);
         result
     }
 }

@@ -269,3 +269,108 @@ async fn a_refund_retried_with_its_idempotency_key_refunds_once() {
     let record = server.status_record(&id).await;
     assert_eq!(record["refundedAmount"], 4.0, "refunded once");
 }
+
+/// `POST /pay/api/payment/{id}/{action}` with `body` (raw JSON, or none) under `key`.
+async fn act_keyed(server: &TestServer, id: &str, action: &str, key: &str, body: &str) -> Reply {
+    let token = server.token().await;
+    let mut request = server
+        .http
+        .post(format!("{}/pay/api/payment/{id}/{action}", server.base))
+        .bearer_auth(&token)
+        .header("Idempotency-Key", key);
+    if !body.is_empty() {
+        request = request
+            .header("Content-Type", "application/json")
+            .body(body.to_owned());
+    }
+    crate::support::server::into_reply(request.send().await.unwrap()).await
+}
+
+#[tokio::test]
+async fn of_two_different_captures_at_once_one_wins_and_the_other_names_the_state() {
+    let server = TestServer::sandbox("api-capture-race").await;
+    let id = server.paid_checkout("CAPTURE-RACE", AUTHORISE_ONLY).await;
+    let (seven, three) = tokio::join!(
+        act(&server, &id, "capture", json!({"amount": 7.00})),
+        act(&server, &id, "capture", json!({"amount": 3.00})),
+    );
+    let (won, lost, asked) = match (seven.status.as_u16(), three.status.as_u16()) {
+        (200, 422) => (seven, three, 7.0),
+        (422, 200) => (three, seven, 3.0),
+        other => panic!(
+            "exactly one capture wins: {other:?} {} {}",
+            seven.body, three.body
+        ),
+    };
+    assert_eq!(
+        won.body["capturedAmount"], asked,
+        "a 200 reports what it asked"
+    );
+    assert_problem(&lost, 422, "SVC_008");
+    let detail = lost.str("detail");
+    assert!(
+        detail.contains("Successful") || detail.contains("pending"),
+        "the detail names the state: {detail}"
+    );
+    let record = server.status_record(&id).await;
+    assert_eq!(record["state"], "Successful");
+    assert_eq!(record["capturedAmount"], asked);
+}
+
+#[tokio::test]
+async fn capture_void_and_cancel_replay_their_answer_under_a_key() {
+    let server = TestServer::sandbox("api-reversal-keys").await;
+    let captured = server.paid_checkout("KEYED-CAPTURE", AUTHORISE_ONLY).await;
+    let first = act_keyed(
+        &server,
+        &captured,
+        "capture",
+        "cap-1",
+        r#"{"amount": 5.00}"#,
+    )
+    .await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert!(first.headers.get("idempotent-replayed").is_none());
+    let again = act_keyed(
+        &server,
+        &captured,
+        "capture",
+        "cap-1",
+        r#"{"amount": 5.00}"#,
+    )
+    .await;
+    assert_eq!(again.status, 200);
+    assert_eq!(again.headers.get("idempotent-replayed").unwrap(), "true");
+    assert_eq!(again.text, first.text, "the first response, byte for byte");
+    let other = act_keyed(
+        &server,
+        &captured,
+        "capture",
+        "cap-1",
+        r#"{"amount": 6.00}"#,
+    )
+    .await;
+    assert_eq!(
+        other.status, 422,
+        "the key with another request: {}",
+        other.body
+    );
+    assert_eq!(server.status_record(&captured).await["capturedAmount"], 5.0);
+
+    let voided = server.paid_checkout("KEYED-VOID", AUTHORISE_ONLY).await;
+    let first = act_keyed(&server, &voided, "void", "void-1", "").await;
+    assert_reversed(&first);
+    let again = act_keyed(&server, &voided, "void", "void-1", "").await;
+    assert_eq!(again.headers.get("idempotent-replayed").unwrap(), "true");
+    assert_eq!(again.text, first.text);
+
+    let pending = server.start_checkout("KEYED-CANCEL").await;
+    let first = act_keyed(&server, &pending, "cancel", "cancel-1", "").await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(first.body["state"], "Cancelled");
+    let again = act_keyed(&server, &pending, "cancel", "cancel-1", "").await;
+    assert_eq!(again.headers.get("idempotent-replayed").unwrap(), "true");
+    let bad = act_keyed(&server, &pending, "cancel", "has space", "").await;
+    let message = "Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces).";
+    assert_validation(&bad, json!({ "Idempotency-Key": [message] }));
+}

@@ -15,6 +15,7 @@ mod support;
 
 mod lifecycle;
 mod model;
+mod reversals;
 mod scenarios;
 
 use std::time::{Duration, Instant};

@@ -152,6 +152,7 @@ impl World {
         let checkout = Checkout::new(
             Ports {
                 sessions: store_port.clone(),
+                reversals: store_port.clone(),
                 events: store_port.clone(),
                 terminals: store_port.clone(),
                 idempotency: store_port,

@@ -10,6 +10,7 @@
 //! ```
 
 pub mod processor;
+pub mod reversals;
 pub mod sessions;
 
 /// Declares one `#[tokio::test]` per check of [`sessions`], each on a fresh store from
@@ -33,9 +34,6 @@ macro_rules! session_repository_contract {
             of_racing_answers_about_one_attempt_exactly_one_is_recorded,
             claims_take_due_attempts_oldest_first_and_lease_them,
             racing_claims_never_take_the_same_attempt,
-            of_racing_captures_exactly_one_is_recorded,
-            racing_refunds_never_reserve_more_than_was_captured,
-            settling_a_refund_counts_it_once,
         );
     };
     (@checks $fresh:expr; $($check:ident),* $(,)?) => {
@@ -44,6 +42,34 @@ macro_rules! session_repository_contract {
             async fn $check() {
                 let (_guard, store) = $fresh;
                 $crate::testing::contract::sessions::$check(store).await;
+            }
+        )*
+    };
+}
+
+/// Declares one `#[tokio::test]` per check of [`reversals`], each on a fresh store from
+/// `$fresh` (an expression yielding `(guard, Arc<dyn LedgerStore>)`).
+///
+/// [`reversals`]: crate::testing::contract::reversals
+#[macro_export]
+macro_rules! reversal_ledger_contract {
+    ($fresh:expr) => {
+        $crate::reversal_ledger_contract!(@checks $fresh;
+            of_racing_captures_and_voids_exactly_one_holds_the_authorisation,
+            a_settled_capture_moves_the_session_once,
+            an_action_key_names_one_action_for_good,
+            racing_refunds_never_reserve_more_than_was_captured,
+            settling_a_refund_counts_it_once,
+            a_refund_key_names_one_refund_for_good,
+            claims_take_due_unsettled_reversals_and_lease_them,
+        );
+    };
+    (@checks $fresh:expr; $($check:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                let (_guard, store) = $fresh;
+                $crate::testing::contract::reversals::$check(store).await;
             }
         )*
     };
@@ -64,6 +90,7 @@ macro_rules! card_processor_contract {
             cancelling_a_captured_payment_answers_what_it_holds,
             a_capture_and_its_replay_answer_the_amount_captured,
             a_replayed_refund_answers_the_first_refund,
+            a_refund_reads_back_by_its_reference,
         );
     };
     ($fresh:expr; $($check:ident),* $(,)?) => {

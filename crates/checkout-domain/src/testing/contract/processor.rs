@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::ports::{CaptureRequest, CardProcessor, ProcessorOutcome, RefundOutcome, RefundRequest};
 use crate::testing::builders::{amount, card, random_bytes, Payment, TEST_CVV};
-use crate::values::RefundId;
+use crate::values::{ActionId, RefundId};
 
 /// A processor under test.
 pub type Processor = Arc<dyn CardProcessor>;
@@ -165,7 +165,7 @@ pub async fn a_capture_and_its_replay_answer_the_amount_captured(
     );
     let reference = reference_of(&outcome);
     let request = CaptureRequest {
-        attempt: payment.attempt,
+        action: ActionId::from_uuid(payment.attempt.as_uuid()),
         processor_reference: &reference,
         amount: payment.amount,
     };
@@ -193,4 +193,31 @@ pub async fn a_replayed_refund_answers_the_first_refund(processor: Processor, ca
         "{first:?}"
     );
     assert_eq!(processor.refund(request).await, Ok(first));
+}
+
+/// `refund_status`: a refund reads back by the reference its answer carried, as the
+/// processor holds it.
+pub async fn a_refund_reads_back_by_its_reference(processor: Processor, cards: Cards) {
+    let payment = tokenized(&processor, cards.approved).await;
+    let reference = reference_of(&authorize(&processor, &payment).await);
+    let request = RefundRequest {
+        refund: RefundId::from_random_bytes(random_bytes()),
+        processor_reference: &reference,
+        amount: amount("3.00", "USD"),
+    };
+    let answer = processor.refund(request).await.unwrap();
+    let refund_reference = match &answer {
+        RefundOutcome::Succeeded { refund_reference }
+        | RefundOutcome::Pending { refund_reference } => refund_reference.clone(),
+        RefundOutcome::Failed { .. } => panic!("{answer:?}"),
+    };
+    let read = processor.refund_status(&refund_reference).await.unwrap();
+    assert!(
+        matches!(
+            &read,
+            RefundOutcome::Succeeded { refund_reference: r }
+            | RefundOutcome::Pending { refund_reference: r } if *r == refund_reference
+        ),
+        "{read:?}"
+    );
 }

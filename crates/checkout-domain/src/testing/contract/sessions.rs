@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
-use crate::ports::{AttemptChange, InsertError, Recorded, Reservation, SessionRepository};
-use crate::session::{AttemptState, PaymentAttempt, PaymentSession, RefundState, SessionState};
+use crate::ports::{AttemptChange, InsertError, Recorded, SessionRepository};
+use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionState};
 use crate::terminal::Terminal;
 use crate::testing::builders::{
-    at, attempt, decimal, full_checkout_session, random_bytes, reference, refund, session, terminal,
+    at, attempt, full_checkout_session, random_bytes, reference, session, terminal,
 };
 use crate::values::MaxCardAttempts;
 
@@ -45,15 +45,6 @@ async fn record(
         session_move,
     };
     store.record_attempt(&change).await.unwrap()
-}
-
-/// A Successful session of `T-1` holding `reference`, with nothing captured by the merchant
-/// (its whole amount, 25.00 USD, is captured).
-async fn paid(store: &Store, name: &str) -> PaymentSession {
-    let mut s = session("T-1", name);
-    s.state = SessionState::Successful;
-    insert(store, &s).await;
-    s
 }
 
 /// `insert_for_terminal`: a session whose terminal is not, at the insert, as the caller read
@@ -540,114 +531,4 @@ pub async fn racing_claims_never_take_the_same_attempt(store: Store) {
         }
     }
     assert_eq!(seen.len(), 40);
-}
-
-/// `record_capture`: of racing captures of one authorisation exactly one is recorded.
-pub async fn of_racing_captures_exactly_one_is_recorded(store: Store) {
-    let mut s = session("T-1", "CAPTURE");
-    s.state = SessionState::ApprovedTransaction;
-    insert(&store, &s).await;
-    let mut tasks = JoinSet::new();
-    for i in 0..20 {
-        let store = store.clone();
-        let captured = decimal(&format!("{}.00", 5 + i));
-        tasks.spawn(async move {
-            let recorded = store
-                .record_capture(s.id, captured, at(100 + i))
-                .await
-                .unwrap();
-            (recorded, captured)
-        });
-    }
-    let mut winners = Vec::new();
-    while let Some(joined) = tasks.join_next().await {
-        let (recorded, captured) = joined.unwrap();
-        if recorded {
-            winners.push(captured);
-        }
-    }
-    assert_eq!(winners.len(), 1);
-    let read = store.get(s.id).await.unwrap().unwrap();
-    assert_eq!(read.state, SessionState::Successful);
-    assert_eq!(read.money.captured, Some(winners[0]));
-}
-
-/// `reserve_refund`: refunds of a session that captured nothing are refused; racing
-/// reservations never reserve more than was captured.
-pub async fn racing_refunds_never_reserve_more_than_was_captured(store: Store) {
-    let pending = session("T-1", "NOT-PAID");
-    insert(&store, &pending).await;
-    let outcome = store
-        .reserve_refund(&refund(&pending, "1.00", at(1)))
-        .await
-        .unwrap();
-    assert_eq!(outcome, Reservation::NotCaptured(SessionState::Pending));
-    assert!(store.refunds(pending.id).await.unwrap().is_empty());
-
-    let s = paid(&store, "REFUNDS").await;
-    let mut tasks = JoinSet::new();
-    for i in 0..20 {
-        let store = store.clone();
-        let r = refund(&s, "4.00", at(10 + i));
-        tasks.spawn(async move { store.reserve_refund(&r).await.unwrap() });
-    }
-    let mut reserved = 0;
-    while let Some(joined) = tasks.join_next().await {
-        match joined.unwrap() {
-            Reservation::Reserved => reserved += 1,
-            Reservation::Exceeds { refundable } => assert!(refundable < decimal("4.00")),
-            other => panic!("{other:?}"),
-        }
-    }
-    // 25.00 captured: six refunds of 4.00 fit, a seventh does not.
-    assert_eq!(reserved, 6);
-    assert_eq!(store.refunds(s.id).await.unwrap().len(), 6);
-}
-
-/// `settle_refund`: only an unsettled refund is saved; a Succeeded one adds to the
-/// session's refunded amount, a Failed one frees its reservation.
-pub async fn settling_a_refund_counts_it_once(store: Store) {
-    let s = paid(&store, "SETTLE").await;
-    let mut first = refund(&s, "20.00", at(10));
-    assert_eq!(
-        store.reserve_refund(&first).await.unwrap(),
-        Reservation::Reserved
-    );
-    first.state = RefundState::Succeeded;
-    first.processor_reference = Some("re_1".to_owned());
-    first.updated_at = at(20);
-    assert!(store.settle_refund(&first).await.unwrap());
-    assert!(!store.settle_refund(&first).await.unwrap(), "settled twice");
-    let read = store.get(s.id).await.unwrap().unwrap();
-    assert_eq!(
-        (read.money.refunded, read.updated_at),
-        (decimal("20.00"), at(20))
-    );
-
-    let mut second = refund(&s, "5.00", at(30));
-    assert_eq!(
-        store.reserve_refund(&second).await.unwrap(),
-        Reservation::Reserved
-    );
-    second.state = RefundState::Failed;
-    assert!(store.settle_refund(&second).await.unwrap());
-    let again = refund(&s, "5.00", at(40));
-    assert_eq!(
-        store.reserve_refund(&again).await.unwrap(),
-        Reservation::Reserved
-    );
-    let refunds = store.refunds(s.id).await.unwrap();
-    let states: Vec<_> = refunds.iter().map(|r| r.state).collect();
-    assert_eq!(
-        states,
-        [
-            RefundState::Succeeded,
-            RefundState::Failed,
-            RefundState::Sent
-        ]
-    );
-    assert_eq!(
-        store.get(s.id).await.unwrap().unwrap().money.refunded,
-        decimal("20.00")
-    );
 }

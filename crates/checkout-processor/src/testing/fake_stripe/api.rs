@@ -133,6 +133,7 @@ pub(super) fn execute(store: &mut Store, call: Call, request: &Request) -> Reply
         Call::CaptureIntent => intents::capture(store, id, &params),
         Call::CreateRefund => refunds::create(store, &params),
         Call::ListRefunds => refunds::list(store, &params),
+        Call::RetrieveRefund => refunds::retrieve(store, id, &params),
     };
     let reply = outcome.unwrap_or_else(|refusal| refusal);
     if reply.executed {

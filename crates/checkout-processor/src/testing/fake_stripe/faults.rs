@@ -22,6 +22,8 @@ pub enum Call {
     CreateRefund,
     /// `GET /v1/refunds`.
     ListRefunds,
+    /// `GET /v1/refunds/{id}`.
+    RetrieveRefund,
 }
 
 impl Call {
@@ -43,6 +45,7 @@ impl Call {
             }
             ("POST", ["v1", "refunds"]) => Some(Call::CreateRefund),
             ("GET", ["v1", "refunds"]) => Some(Call::ListRefunds),
+            ("GET", ["v1", "refunds", id]) if !id.is_empty() => Some(Call::RetrieveRefund),
             _ => None,
         }
     }

@@ -109,3 +109,14 @@ pub(super) fn list(store: &mut Store, p: &Params) -> Outcome {
         .collect();
     Ok(Reply::ok(cursor.page(items, "/v1/refunds")))
 }
+
+pub(super) fn retrieve(store: &mut Store, id: &str, p: &Params) -> Outcome {
+    p.only(&["expand"])?;
+    let delay = store.config.refund_failure_delay;
+    store
+        .refunds
+        .iter()
+        .find(|r| r.id == id)
+        .map(|r| Reply::ok(r.json(delay)))
+        .ok_or_else(|| Reply::no_such("refund", id, Some("id")))
+}

@@ -1,0 +1,192 @@
+//! The findings of the reversal ledger's issue, each through the whole service against the
+//! Stripe-like stand-in: a refund in flight when the server is killed, a refund whose answer
+//! outlives the client, and the merchant's retries of both. Each asserts the money the
+//! processor holds and the money the API reports.
+
+use std::time::{Duration, Instant};
+
+use checkout_processor::testing::fake_stripe::{Call, FakeStripe, Fault, When};
+use serde_json::Value;
+
+use crate::support::server::{into_reply, Reply};
+use crate::support::TestServer;
+use crate::{intents_of, pay, service, state_of, APPROVED_CARD};
+
+/// The settings of these scenarios: a short claim lease, so that a retry after a crash runs
+/// within the test.
+const LEASE: (&str, &str) = ("CHECKOUT__CHECKOUT__IDEMPOTENCY_LEASE_SECONDS", "2");
+
+/// `POST /pay/api/payment/{id}/refunds` of `body`, under `key` when given.
+async fn refund(server: &TestServer, id: &str, key: Option<&str>, body: &str) -> Reply {
+    let token = server.token().await;
+    let mut request = server
+        .http
+        .post(format!("{}/pay/api/payment/{id}/refunds", server.base))
+        .bearer_auth(&token)
+        .header("Content-Type", "application/json")
+        .body(body.to_owned());
+    if let Some(key) = key {
+        request = request.header("Idempotency-Key", key);
+    }
+    into_reply(request.send().await.unwrap()).await
+}
+
+/// The refunds the processor holds for session `id`'s payment: (minor amount, status).
+fn refunds_at_processor(stripe: &FakeStripe, id: &str) -> Vec<(i64, String)> {
+    let intent = intents_of(stripe, id)[0].id.clone();
+    stripe
+        .refunds()
+        .into_iter()
+        .filter(|r| r.payment_intent == intent)
+        .map(|r| (r.amount, r.status))
+        .collect()
+}
+
+/// The merchant's refund list of `id`.
+async fn refund_list(server: &TestServer, id: &str) -> Value {
+    let token = server.token().await;
+    server
+        .get(&format!("/pay/api/payment/{id}/refunds"), Some(&token))
+        .await
+        .body
+}
+
+/// Polls the refund list until every refund is settled (neither Pending nor Unknown), at
+/// most `within`; returns the list.
+async fn settled_refunds(server: &TestServer, id: &str, within: Duration) -> Value {
+    let started = Instant::now();
+    loop {
+        let list = refund_list(server, id).await;
+        let open = list["refunds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| matches!(r["state"].as_str(), Some("Pending" | "Unknown")));
+        if !open || started.elapsed() > within {
+            return list;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Finding 1: the server is killed while a 3.00 refund is at the processor. After the
+/// restart the refund is settled by the sweep with its own key, and the merchant's retry
+/// with the same key, once the claim's lease is over, answers that same refund: 3.00 at the
+/// processor and in the API, never 6.00.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refund_in_flight_when_the_server_dies_is_made_once() {
+    let stripe = crate::fake_stripe().await;
+    let mut server = service("money-refund-crash", &stripe, &[LEASE]).await;
+    let id = server.new_checkout("REFUND-CRASH").await;
+    pay(&server, &id, APPROVED_CARD).await;
+    assert_eq!(state_of(&server, &id).await, "Successful");
+
+    // The processor works on the refund for 2 s; the server dies after 0.5 s.
+    stripe.inject(
+        Call::CreateRefund,
+        When::Before,
+        Fault::Delay(Duration::from_millis(2000)),
+    );
+    let token = server.token().await;
+    let in_flight = {
+        let request = server
+            .http
+            .post(format!("{}/pay/api/payment/{id}/refunds", server.base))
+            .bearer_auth(&token)
+            .header("Content-Type", "application/json")
+            .header("Idempotency-Key", "refund-crash-1")
+            .body(r#"{"amount": 3.00}"#);
+        tokio::spawn(request.send())
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    server.kill_hard();
+    assert!(
+        in_flight.await.unwrap().is_err(),
+        "no answer from a killed server"
+    );
+    server.restart().await;
+
+    let list = settled_refunds(&server, &id, Duration::from_secs(20)).await;
+    let refunds = list["refunds"].as_array().unwrap();
+    assert_eq!(refunds.len(), 1, "{list}");
+    assert_eq!(refunds[0]["state"], "Succeeded", "{list}");
+    assert_eq!(list["refundedAmount"], 3.0);
+
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let retry = refund(&server, &id, Some("refund-crash-1"), r#"{"amount": 3.00}"#).await;
+    assert_eq!(retry.status, 200, "{}", retry.body);
+    assert_eq!(retry.body["refund"]["refundId"], refunds[0]["refundId"]);
+    assert_eq!(retry.body["payment"]["refundedAmount"], 3.0);
+
+    assert_eq!(
+        refunds_at_processor(&stripe, &id),
+        [(300, "succeeded".to_owned())],
+        "one refund at the processor"
+    );
+    assert_eq!(server.status_record(&id).await["refundedAmount"], 3.0);
+    let created = stripe.executions(Call::CreateRefund);
+    assert_eq!(created, 1, "the refund's work was done once");
+}
+
+/// Finding 2: the processor's answer outlives the client's timeout. The merchant gets
+/// SVC_009 and the refund is listed Unknown, its amount reserved; the sweep settles it with
+/// its own key (a `payment.refunded` event follows), and the retry under the same key then
+/// answers it done, refunding nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_refund_answer_resolves_and_the_retry_refunds_nothing_more() {
+    let stripe = crate::fake_stripe().await;
+    let server = service("money-refund-lost", &stripe, &[LEASE]).await;
+    let id = server.new_checkout("REFUND-LOST").await;
+    pay(&server, &id, APPROVED_CARD).await;
+
+    // Done at once, answered after 2 s: the client (0.8 s) and its immediate replay (which
+    // finds the first still being answered) give up.
+    for _ in 0..2 {
+        stripe.inject(
+            Call::CreateRefund,
+            When::After,
+            Fault::Delay(Duration::from_millis(2000)),
+        );
+    }
+    let lost = refund(&server, &id, Some("refund-lost-1"), r#"{"amount": 4.00}"#).await;
+    assert_eq!(lost.status, 422, "{}", lost.body);
+    assert_eq!(lost.body["type"], "SVC_009");
+    let list = refund_list(&server, &id).await;
+    assert_eq!(list["refunds"][0]["state"], "Unknown", "{list}");
+    assert_eq!(
+        list["refundedAmount"], 0.0,
+        "not counted before the processor confirms"
+    );
+
+    // Reserved: 25.00 - 4.00 remain; 21.01 is refused without asking the processor.
+    let above = refund(&server, &id, None, r#"{"amount": 21.01}"#).await;
+    assert_eq!(above.body["type"], "SVC_011", "{}", above.body);
+
+    let list = settled_refunds(&server, &id, Duration::from_secs(20)).await;
+    assert_eq!(list["refunds"][0]["state"], "Succeeded", "{list}");
+    assert_eq!(list["refundedAmount"], 4.0);
+
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let retry = refund(&server, &id, Some("refund-lost-1"), r#"{"amount": 4.00}"#).await;
+    assert_eq!(
+        retry.status, 200,
+        "the refund as it stands now: {}",
+        retry.body
+    );
+    assert_eq!(retry.body["refund"]["state"], "Succeeded");
+    assert_eq!(
+        refunds_at_processor(&stripe, &id),
+        [(400, "succeeded".to_owned())]
+    );
+    assert_eq!(server.status_record(&id).await["refundedAmount"], 4.0);
+
+    let token = server.token().await;
+    let feed = server.get("/pay/api/events?limit=100", Some(&token)).await;
+    let refunded = feed.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "payment.refunded" && e["data"]["checkoutSessionId"] == id)
+        .count();
+    assert_eq!(refunded, 1, "one event for the one refund: {}", feed.body);
+}
