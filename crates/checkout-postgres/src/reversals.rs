@@ -53,6 +53,38 @@ fn unsettled_states() -> Vec<&'static str> {
         .collect()
 }
 
+/// Claims the unsettled rows of ledger table `$table` (rows `$row`) due at `$now`, oldest due
+/// first, at most `$limit`: locks them `FOR UPDATE SKIP LOCKED` (another claimer skips them),
+/// sets their `next_check_at` to `$lease` and returns them so, in one transaction. A macro
+/// because the two ledger tables are two diesel types with the same columns.
+macro_rules! claim_due {
+    ($conn:expr, $table:ident, $row:ty, $now:expr, $lease:expr, $limit:expr) => {
+        $conn
+            .transaction(async |conn| {
+                let mut rows: Vec<$row> = $table::table
+                    .filter($table::state.eq_any(unsettled_states()))
+                    .filter($table::next_check_at.le($now))
+                    .order($table::next_check_at)
+                    .limit(i64::from($limit))
+                    .select(<$row>::as_select())
+                    .for_update()
+                    .skip_locked()
+                    .load(conn)
+                    .await?;
+                let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+                diesel::update($table::table.filter($table::id.eq_any(&ids)))
+                    .set($table::next_check_at.eq($lease))
+                    .execute(conn)
+                    .await?;
+                for row in &mut rows {
+                    row.next_check_at = Some($lease);
+                }
+                Ok::<_, diesel::result::Error>(rows)
+            })
+            .await
+    };
+}
+
 /// The session's state, read under a row lock.
 async fn lock_session(
     conn: &mut AsyncPgConnection,
@@ -257,29 +289,7 @@ impl ReversalLedger for PgStore {
         limit: u32,
     ) -> anyhow::Result<Vec<Refund>> {
         let mut conn = self.conn().await?;
-        let rows = conn
-            .transaction(async |conn| {
-                let mut rows: Vec<RefundRow> = payment_refunds::table
-                    .filter(payment_refunds::state.eq_any(unsettled_states()))
-                    .filter(payment_refunds::next_check_at.le(now))
-                    .order(payment_refunds::next_check_at)
-                    .limit(i64::from(limit))
-                    .select(RefundRow::as_select())
-                    .for_update()
-                    .skip_locked()
-                    .load(conn)
-                    .await?;
-                let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-                diesel::update(payment_refunds::table.filter(payment_refunds::id.eq_any(&ids)))
-                    .set(payment_refunds::next_check_at.eq(lease_until))
-                    .execute(conn)
-                    .await?;
-                for row in &mut rows {
-                    row.next_check_at = Some(lease_until);
-                }
-                Ok::<_, diesel::result::Error>(rows)
-            })
-            .await
+        let rows = claim_due!(conn, payment_refunds, RefundRow, now, lease_until, limit)
             .context("claiming the refunds due for reconciliation")?;
         rows.into_iter().map(Refund::try_from).collect()
     }
@@ -370,29 +380,7 @@ impl ReversalLedger for PgStore {
         limit: u32,
     ) -> anyhow::Result<Vec<HoldAction>> {
         let mut conn = self.conn().await?;
-        let rows = conn
-            .transaction(async |conn| {
-                let mut rows: Vec<HoldActionRow> = hold_actions::table
-                    .filter(hold_actions::state.eq_any(unsettled_states()))
-                    .filter(hold_actions::next_check_at.le(now))
-                    .order(hold_actions::next_check_at)
-                    .limit(i64::from(limit))
-                    .select(HoldActionRow::as_select())
-                    .for_update()
-                    .skip_locked()
-                    .load(conn)
-                    .await?;
-                let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-                diesel::update(hold_actions::table.filter(hold_actions::id.eq_any(&ids)))
-                    .set(hold_actions::next_check_at.eq(lease_until))
-                    .execute(conn)
-                    .await?;
-                for row in &mut rows {
-                    row.next_check_at = Some(lease_until);
-                }
-                Ok::<_, diesel::result::Error>(rows)
-            })
-            .await
+        let rows = claim_due!(conn, hold_actions, HoldActionRow, now, lease_until, limit)
             .context("claiming the captures and voids due for reconciliation")?;
         rows.into_iter().map(HoldAction::try_from).collect()
     }

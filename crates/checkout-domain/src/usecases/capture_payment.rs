@@ -5,7 +5,7 @@
 use rust_decimal::Decimal;
 
 use super::hold_actions::{capture_amount, ActionDone};
-use super::idempotent_create::Finality;
+use super::idempotent_create::as_it_stands;
 use super::{Checkout, IdempotentAnswer, IdempotentRequest};
 use crate::auth::Claims;
 use crate::error::{CheckoutError, SvcCode};
@@ -50,16 +50,10 @@ impl Checkout {
         R: FnOnce(&Result<PaymentSession, CheckoutError>) -> SavedResponse,
     {
         let capture = async {
-            match self
-                .capture_under(caller, id, amount, Some(&once.key))
-                .await
-            {
-                Ok(done) => {
-                    let finality = done.finality();
-                    (done.answer(), finality)
-                }
-                Err(e) => (Err(e), Finality::Final),
-            }
+            as_it_stands(
+                self.capture_under(caller, id, amount, Some(&once.key))
+                    .await,
+            )
         };
         self.run_once(caller, once, capture, render).await
     }

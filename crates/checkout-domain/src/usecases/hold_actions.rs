@@ -7,7 +7,7 @@
 use rust_decimal::Decimal;
 
 use super::cancel_payment::not_reversible;
-use super::idempotent_create::Finality;
+use super::idempotent_create::AsItStands;
 use super::Checkout;
 use crate::error::{CheckoutError, IdempotencyConflict, SvcCode};
 use crate::ports::{ActionBegun, CaptureRequest, ProcessorError, ProcessorOutcome, SessionMove};
@@ -80,14 +80,17 @@ impl ActionDone {
             }
         }
     }
+}
 
-    /// Whether a key may keep this answer: only once the processor's word is final.
-    pub(super) fn finality(&self) -> Finality {
-        if self.action.state.is_settled() {
-            Finality::Final
-        } else {
-            Finality::Unsettled
-        }
+impl AsItStands for ActionDone {
+    type Answer = PaymentSession;
+
+    fn is_settled(&self) -> bool {
+        self.action.state.is_settled()
+    }
+
+    fn answer(self) -> Result<PaymentSession, CheckoutError> {
+        ActionDone::answer(self)
     }
 }
 

@@ -51,6 +51,29 @@ pub enum Finality {
     Unsettled,
 }
 
+/// A money movement after a request (a capture, void or refund in the ledger), whose answer
+/// is final only once the processor has settled it.
+pub(super) trait AsItStands {
+    /// What the merchant is answered.
+    type Answer;
+    /// True once the processor's word is final.
+    fn is_settled(&self) -> bool;
+    /// The merchant's answer.
+    fn answer(self) -> Result<Self::Answer, CheckoutError>;
+}
+
+/// The answer of `outcome` with its finality, for [`Checkout::run_once`]: an error before the
+/// processor was asked is final, a movement is final once settled.
+pub(super) fn as_it_stands<D: AsItStands>(
+    outcome: Result<D, CheckoutError>,
+) -> (Result<D::Answer, CheckoutError>, Finality) {
+    match outcome {
+        Ok(done) if done.is_settled() => (done.answer(), Finality::Final),
+        Ok(done) => (done.answer(), Finality::Unsettled),
+        Err(e) => (Err(e), Finality::Final),
+    }
+}
+
 /// A create request sent with an `Idempotency-Key`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdempotentRequest {

@@ -12,7 +12,7 @@
 use rust_decimal::Decimal;
 
 use super::cancel_payment::not_reversible;
-use super::idempotent_create::Finality;
+use super::idempotent_create::{as_it_stands, AsItStands};
 use super::{Checkout, IdempotentAnswer, IdempotentRequest};
 use crate::auth::Claims;
 use crate::error::{CheckoutError, IdempotencyConflict, SvcCode};
@@ -41,14 +41,17 @@ impl RefundDone {
             }
         }
     }
+}
 
-    /// Whether a key may keep this answer: only once the processor's word is final.
-    fn finality(&self) -> Finality {
-        if self.refund.state.is_settled() {
-            Finality::Final
-        } else {
-            Finality::Unsettled
-        }
+impl AsItStands for RefundDone {
+    type Answer = RefundDone;
+
+    fn is_settled(&self) -> bool {
+        self.refund.state.is_settled()
+    }
+
+    fn answer(self) -> Result<RefundDone, CheckoutError> {
+        RefundDone::answer(self)
     }
 }
 
@@ -88,15 +91,8 @@ impl Checkout {
     where
         R: FnOnce(&Result<RefundDone, CheckoutError>) -> SavedResponse,
     {
-        let refund = async {
-            match self.refund_under(caller, id, amount, Some(&once.key)).await {
-                Ok(done) => {
-                    let finality = done.finality();
-                    (done.answer(), finality)
-                }
-                Err(e) => (Err(e), Finality::Final),
-            }
-        };
+        let refund =
+            async { as_it_stands(self.refund_under(caller, id, amount, Some(&once.key)).await) };
         self.run_once(caller, once, refund, render).await
     }
 

@@ -3,7 +3,7 @@
 //! payer's funds.
 
 use super::hold_actions::ActionDone;
-use super::idempotent_create::Finality;
+use super::idempotent_create::as_it_stands;
 use super::{Checkout, IdempotentAnswer, IdempotentRequest};
 use crate::auth::Claims;
 use crate::error::CheckoutError;
@@ -41,15 +41,7 @@ impl Checkout {
     where
         R: FnOnce(&Result<PaymentSession, CheckoutError>) -> SavedResponse,
     {
-        let void = async {
-            match self.void_under(caller, id, Some(&once.key)).await {
-                Ok(done) => {
-                    let finality = done.finality();
-                    (done.answer(), finality)
-                }
-                Err(e) => (Err(e), Finality::Final),
-            }
-        };
+        let void = async { as_it_stands(self.void_under(caller, id, Some(&once.key)).await) };
         self.run_once(caller, once, void, render).await
     }
 

@@ -1,32 +1,16 @@
 //! POST /pay/api/payment/{checkoutSessionId}/cancel: the merchant withdraws a session that
 //! has not been paid.
 
-use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use checkout_domain::ports::SavedResponse;
-use checkout_domain::session::PaymentSession;
 use checkout_domain::usecases::{IdempotentAnswer, IdempotentRequest};
-use checkout_domain::CheckoutError;
 
-use super::status::session_id;
+use super::status::{session_id, status_answer};
 use crate::auth::Caller;
 use crate::dto::PaymentStatusResponse;
 use crate::idempotency::{self, IdempotencyKeyHeader};
 use crate::openapi::responses::{BearerErrors, IdempotencyInProgress, SessionNotFound};
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
-
-/// The answer of a cancel: the status record, or its ProblemDetails.
-fn cancelled(state: &AppState, result: &Result<PaymentSession, CheckoutError>) -> SavedResponse {
-    match result {
-        Ok(session) => {
-            tracing::info!(session = %session.id, "session cancelled by the merchant");
-            let body = PaymentStatusResponse::new(session, state.checkout.now());
-            idempotency::json_response(StatusCode::OK, &body)
-        }
-        Err(e) => idempotency::problem_response(e),
-    }
-}
 
 /// Cancel an unpaid session.
 ///
@@ -57,7 +41,11 @@ pub async fn cancel_payment(
     let id = session_id(&path)?;
     let Some(key) = key.0 else {
         let session = state.checkout.withdraw_payment(&caller.0, id).await?;
-        let answer = IdempotentAnswer::Fresh(cancelled(&state, &Ok(session)));
+        let answer = IdempotentAnswer::Fresh(status_answer(
+            &state,
+            &Ok(session),
+            "session cancelled by the merchant",
+        ));
         return Ok(idempotency::respond_no_store(answer));
     };
     let once = IdempotentRequest {
@@ -66,7 +54,9 @@ pub async fn cancel_payment(
     };
     let answer = state
         .checkout
-        .withdraw_payment_once(&caller.0, id, &once, |r| cancelled(&state, r))
+        .withdraw_payment_once(&caller.0, id, &once, |r| {
+            status_answer(&state, r, "session cancelled by the merchant")
+        })
         .await?;
     Ok(idempotency::respond_no_store(answer))
 }

@@ -7,7 +7,7 @@ use checkout_domain::session::PaymentSession;
 use checkout_domain::usecases::{IdempotentAnswer, IdempotentRequest};
 use checkout_domain::CheckoutError;
 
-use super::status::session_id;
+use super::status::{session_id, status_answer};
 use crate::auth::Caller;
 use crate::dto::{AmountRequest, PaymentStatusResponse, ReversalResponse};
 use crate::idempotency::{self, IdempotencyKeyHeader};
@@ -15,21 +15,6 @@ use crate::json_body::OptionalJsonBody;
 use crate::openapi::responses::{BearerErrors, IdempotencyInProgress, SessionNotFound};
 use crate::problem::{ApiError, ProblemDetails};
 use crate::{request_context, AppState};
-
-/// The answer of a capture: the status record, or its ProblemDetails.
-fn captured(
-    state: &AppState,
-    result: &Result<PaymentSession, CheckoutError>,
-) -> checkout_domain::ports::SavedResponse {
-    match result {
-        Ok(session) => {
-            tracing::info!(session = %session.id, "authorisation captured");
-            let body = PaymentStatusResponse::new(session, state.checkout.now());
-            idempotency::json_response(StatusCode::OK, &body)
-        }
-        Err(e) => idempotency::problem_response(e),
-    }
-}
 
 /// The answer of a void: the SVC_010 body, or its ProblemDetails.
 fn voided(
@@ -85,7 +70,11 @@ pub async fn capture_payment(
             .checkout
             .capture_payment(&caller.0, id, amount)
             .await?;
-        let answer = IdempotentAnswer::Fresh(captured(&state, &Ok(session)));
+        let answer = IdempotentAnswer::Fresh(status_answer(
+            &state,
+            &Ok(session),
+            "authorisation captured",
+        ));
         return Ok(idempotency::respond_no_store(answer));
     };
     let once = IdempotentRequest {
@@ -94,7 +83,9 @@ pub async fn capture_payment(
     };
     let answer = state
         .checkout
-        .capture_payment_once(&caller.0, id, amount, &once, |r| captured(&state, r))
+        .capture_payment_once(&caller.0, id, amount, &once, |r| {
+            status_answer(&state, r, "authorisation captured")
+        })
         .await?;
     Ok(idempotency::respond_no_store(answer))
 }

@@ -1,6 +1,9 @@
 //! GET /pay/api/payment/{checkoutSessionId} (spec 4.4).
 
+use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
+use checkout_domain::ports::SavedResponse;
+use checkout_domain::session::PaymentSession;
 use checkout_domain::values::SessionId;
 use checkout_domain::{CheckoutError, SvcCode};
 
@@ -9,6 +12,23 @@ use crate::dto::PaymentStatusResponse;
 use crate::openapi::responses::BearerErrors;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
+
+/// The answer of a merchant's action that returns the status record (capture, cancel), or
+/// its ProblemDetails; `done` is logged with the session on success.
+pub fn status_answer(
+    state: &AppState,
+    result: &Result<PaymentSession, CheckoutError>,
+    done: &'static str,
+) -> SavedResponse {
+    match result {
+        Ok(session) => {
+            tracing::info!(session = %session.id, "{done}");
+            let body = PaymentStatusResponse::new(session, state.checkout.now());
+            crate::idempotency::json_response(StatusCode::OK, &body)
+        }
+        Err(e) => crate::idempotency::problem_response(e),
+    }
+}
 
 /// The session id of a `/pay/api/payment/{checkoutSessionId}...` path; SVC_007 (404) when
 /// it is not one, exactly like an unknown id.

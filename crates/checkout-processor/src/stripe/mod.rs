@@ -298,6 +298,23 @@ impl StripeProcessor {
     }
 }
 
+/// A refund's answer with its failure reason and any error text redacted.
+fn redacted_refund(
+    answer: Result<RefundOutcome, ProcessorError>,
+) -> Result<RefundOutcome, ProcessorError> {
+    match answer {
+        Ok(RefundOutcome::Failed {
+            refund_reference,
+            reason,
+        }) => Ok(RefundOutcome::Failed {
+            refund_reference,
+            reason: redact(&reason, &[]),
+        }),
+        Ok(other) => Ok(other),
+        Err(e) => Err(scrub_error(e, &[])),
+    }
+}
+
 /// What a Refund object says: `succeeded`, `failed` or `canceled` (nothing refunded), or not
 /// final yet (`pending`, `requires_action`).
 fn refund_outcome(refund: Refund) -> RefundOutcome {
@@ -468,30 +485,10 @@ impl CardProcessor for StripeProcessor {
     }
 
     async fn refund(&self, request: RefundRequest<'_>) -> Result<RefundOutcome, ProcessorError> {
-        match self.create_refund(&request).await {
-            Ok(RefundOutcome::Failed {
-                refund_reference,
-                reason,
-            }) => Ok(RefundOutcome::Failed {
-                refund_reference,
-                reason: redact(&reason, &[]),
-            }),
-            Ok(other) => Ok(other),
-            Err(e) => Err(scrub_error(e, &[])),
-        }
+        redacted_refund(self.create_refund(&request).await)
     }
 
     async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError> {
-        match self.read_refund(refund_reference).await {
-            Ok(RefundOutcome::Failed {
-                refund_reference,
-                reason,
-            }) => Ok(RefundOutcome::Failed {
-                refund_reference,
-                reason: redact(&reason, &[]),
-            }),
-            Ok(other) => Ok(other),
-            Err(e) => Err(scrub_error(e, &[])),
-        }
+        redacted_refund(self.read_refund(refund_reference).await)
     }
 }
