@@ -37,16 +37,16 @@ use time::{Duration, OffsetDateTime};
 use tokio::sync::Semaphore;
 
 /// The processor timeout in the model: short, so that a delayed request outlives it.
-const TIMEOUT: StdDuration = StdDuration::from_millis(150);
+pub(crate) const TIMEOUT: StdDuration = StdDuration::from_millis(150);
 /// How long a delayed request is held: longer than the timeout.
-const DELAY: StdDuration = StdDuration::from_millis(300);
-const TERMINAL: &str = "MODEL-1";
+pub(crate) const DELAY: StdDuration = StdDuration::from_millis(300);
+pub(crate) const TERMINAL: &str = "MODEL-1";
 
 /// A small deterministic generator (SplitMix64), so that a failing run can be replayed.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -54,7 +54,7 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
@@ -115,20 +115,30 @@ fn random_op(rng: &mut Rng) -> Op {
 }
 
 /// The service as one process would have it: adapters and use cases over shared state.
-struct Stack {
-    checkout: Checkout,
-    store: PgStore,
+pub(crate) struct Stack {
+    pub(crate) checkout: Checkout,
+    pub(crate) store: PgStore,
 }
 
 /// What survives a restart: the database, the processor, the clock.
-struct World {
-    db_url: String,
-    stripe: FakeStripe,
-    clock: Arc<ManualClock>,
+pub(crate) struct World {
+    pub(crate) db_url: String,
+    pub(crate) stripe: FakeStripe,
+    pub(crate) clock: Arc<ManualClock>,
 }
 
 impl World {
-    async fn stack(&self) -> Stack {
+    /// A world over `db`, with a processor of its own and a clock at now.
+    pub(crate) async fn start(db: &TestDatabase) -> World {
+        World {
+            db_url: db.url().to_owned(),
+            stripe: FakeStripe::start(FakeStripeConfig::default()).await,
+            clock: Arc::new(ManualClock::new(OffsetDateTime::now_utc())),
+        }
+    }
+
+    /// The service's use cases over the world, as one process would have them.
+    pub(crate) async fn stack(&self) -> Stack {
         let store = PgStore::connect(&self.db_url, 2).await.expect("a pool");
         let processor: Arc<dyn CardProcessor> = Arc::new(
             StripeProcessor::new(StripeConfig {
@@ -167,7 +177,7 @@ impl World {
     }
 }
 
-fn card(challenge: bool) -> CardInput {
+pub(crate) fn card(challenge: bool) -> CardInput {
     CardInput {
         cardholder_name: "Ada Lovelace".into(),
         card_number: if challenge {
@@ -268,7 +278,7 @@ async fn settle(world: &World, stack: &Stack) {
 
 /// The types of the events written for session `id`, read from the table itself (the feed
 /// may hold events back while other transactions of the cluster run).
-async fn event_types(db_url: &str, id: SessionId) -> Result<Vec<String>, String> {
+pub(crate) async fn event_types(db_url: &str, id: SessionId) -> Result<Vec<String>, String> {
     use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
     #[derive(diesel::QueryableByName)]
     struct Row {
@@ -373,7 +383,7 @@ async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionSta
 
 /// A database of its own for one run (the sweeps look at every session of a database, and
 /// each run has its own processor), with the model's terminal.
-async fn database() -> TestDatabase {
+pub(crate) async fn database() -> TestDatabase {
     let db = TestDatabase::create().await.expect("a database");
     db.store()
         .create_terminal(&Terminal {
@@ -388,22 +398,18 @@ async fn database() -> TestDatabase {
     db
 }
 
-/// One run: a session, a random list of operations, the settling, the invariants.
-async fn run(seed: u64) -> Result<(SessionState, usize), String> {
-    let mut rng = Rng(seed);
-    let db = database().await;
-    let world = World {
-        db_url: db.url().to_owned(),
-        stripe: FakeStripe::start(FakeStripeConfig::default()).await,
-        clock: Arc::new(ManualClock::new(OffsetDateTime::now_utc())),
-    };
-    let mut stack = world.stack().await;
-    let caller = checkout_domain::auth::Claims {
+/// The merchant of the model's terminal.
+pub(crate) fn caller() -> checkout_domain::auth::Claims {
+    checkout_domain::auth::Claims {
         client_id: "model".into(),
         terminal: TerminalNumber::parse(TERMINAL).expect("terminal"),
         roles: vec![checkout_domain::auth::Role::SvcTerminal],
         expires_at: OffsetDateTime::now_utc() + Duration::days(1),
-    };
+    }
+}
+
+/// A new integrated checkout of 12.34 USD for run `seed`.
+pub(crate) async fn new_session(stack: &Stack, seed: u64) -> Result<SessionId, String> {
     let request = SessionRequest {
         callback_success_url: Some("https://merchant.example/ok".into()),
         callback_fail_url: Some("https://merchant.example/fail".into()),
@@ -419,12 +425,17 @@ async fn run(seed: u64) -> Result<(SessionState, usize), String> {
         items: Vec::new(),
         expiration_date_time: None,
     };
-    let id = stack
-        .checkout
-        .start_payment(&caller, &request)
-        .await
-        .map_err(|e| e.to_string())?
-        .id;
+    let session = stack.checkout.start_payment(&caller(), &request).await;
+    Ok(session.map_err(|e| e.to_string())?.id)
+}
+
+/// One run: a session, a random list of operations, the settling, the invariants.
+async fn run(seed: u64) -> Result<(SessionState, usize), String> {
+    let mut rng = Rng(seed);
+    let db = database().await;
+    let world = World::start(&db).await;
+    let mut stack = world.stack().await;
+    let id = new_session(&stack, seed).await?;
     let ops: Vec<Op> = (0..3 + rng.below(6)).map(|_| random_op(&mut rng)).collect();
     for op in &ops {
         apply(*op, &world, &mut stack, id).await;

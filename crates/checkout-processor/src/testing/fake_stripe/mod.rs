@@ -94,6 +94,8 @@ pub struct RefundSnapshot {
     pub amount: i64,
     /// `succeeded` or `failed`.
     pub status: String,
+    /// The refund's metadata (the Stripe adapter sends `refund`: its ledger row's id).
+    pub metadata: BTreeMap<String, String>,
 }
 
 /// One request as received, with card data redacted.

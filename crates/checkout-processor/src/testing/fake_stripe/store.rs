@@ -384,6 +384,7 @@ impl Store {
                 payment_intent: r.payment_intent.clone(),
                 amount: r.amount,
                 status: r.status(delay).to_owned(),
+                metadata: r.metadata.clone(),
             })
             .collect()
     }
