@@ -366,7 +366,7 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
 
 /// One run: a paid session, a random list of operations, the settling, the invariants.
 async fn run(seed: u64) -> Result<(usize, usize), String> {
-    let mut rng = Rng(seed ^ 0x5eed_0f_2e_f0_5d);
+    let mut rng = Rng(seed ^ 0x5eed_0f2e_f05d);
     let db = database().await;
     let world = World::start(&db).await;
     let mut stack = world.stack().await;
