@@ -43,3 +43,11 @@ CREATE UNIQUE INDEX hold_actions_key ON hold_actions (session_id, idempotency_ke
 CREATE INDEX hold_actions_session ON hold_actions (session_id, created_at, seq);
 CREATE INDEX hold_actions_due ON hold_actions (next_check_at)
     WHERE state IN ('sent', 'unknown') AND next_check_at IS NOT NULL;
+
+-- Held authorisations: a terminal's payments are captured with their authorisation
+-- ('automatic', the spec's behaviour) or held for the merchant to capture or void ('manual').
+-- An attempt keeps the method it was sent with, so that every replay is the same request.
+ALTER TABLE terminals ADD COLUMN capture_method text NOT NULL DEFAULT 'automatic'
+    CHECK (capture_method IN ('automatic', 'manual'));
+ALTER TABLE payment_attempts ADD COLUMN capture_method text NOT NULL DEFAULT 'automatic'
+    CHECK (capture_method IN ('automatic', 'manual'));

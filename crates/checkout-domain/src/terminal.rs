@@ -18,4 +18,37 @@ pub struct Terminal {
     /// How many cards may be declined on one session before it is Failed
     /// (`maxCardAttempts`; 1, the default, is the spec's behaviour).
     pub max_card_attempts: MaxCardAttempts,
+    /// Whether its payments are captured with their authorisation (the spec's default) or
+    /// held for the merchant to capture or void.
+    pub capture_method: CaptureMethod,
+}
+
+/// When the funds of an approved card are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CaptureMethod {
+    /// Captured with the authorisation: an approved payment is Successful (the spec's
+    /// behaviour).
+    #[default]
+    Automatic,
+    /// Authorised and held: an approved payment is ApprovedTransaction until the merchant
+    /// captures (all or part) or voids it; the processor releases an authorisation left
+    /// uncaptured after its own time limit (Stripe: 7 days for cards).
+    Manual,
+}
+
+impl CaptureMethod {
+    /// The stored name (`automatic`, `manual`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaptureMethod::Automatic => "automatic",
+            CaptureMethod::Manual => "manual",
+        }
+    }
+
+    /// Parses a name written by [`CaptureMethod::as_str`].
+    pub fn parse(s: &str) -> Option<CaptureMethod> {
+        [CaptureMethod::Automatic, CaptureMethod::Manual]
+            .into_iter()
+            .find(|m| m.as_str() == s)
+    }
 }

@@ -4,7 +4,7 @@
 //! Beginning attempts moves each session and inserts its attempt only if the session moved:
 //!
 //! ```sql
-//! WITH u     AS (SELECT * FROM unnest($1, ..., $16) AS u (id, session_id, ..., from_state, to_state)),
+//! WITH u     AS (SELECT * FROM unnest($1, ..., $17) AS u (id, session_id, ..., from_state, to_state)),
 //!      moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at,
 //!                current_attempt_id = u.id FROM u
 //!                WHERE s.id = u.session_id AND s.state = u.from_state RETURNING u.id)
@@ -59,15 +59,16 @@ use crate::models::NewAttemptRow;
 const BEGIN_ARRAYS: &str = "WITH u AS (SELECT * FROM unnest(";
 const BEGIN_WRITES: &str = ") AS u (id, session_id, card_brand, card_last4, \
     processor_reference, challenge_url, state, svc_code, payment_method, return_url, checks, \
-    next_check_at, created_at, updated_at, from_state, to_state)), \
+    next_check_at, created_at, updated_at, capture_method, from_state, to_state)), \
     moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at, \
     current_attempt_id = u.id FROM u WHERE s.id = u.session_id AND s.state = u.from_state \
     RETURNING u.id) \
     INSERT INTO payment_attempts (id, session_id, card_brand, card_last4, processor_reference, \
     challenge_url, state, svc_code, payment_method, return_url, checks, next_check_at, \
-    created_at, updated_at) \
+    created_at, updated_at, capture_method) \
     SELECT id, session_id, card_brand, card_last4, processor_reference, challenge_url, state, \
-    svc_code, payment_method, return_url, checks, next_check_at, created_at, updated_at \
+    svc_code, payment_method, return_url, checks, next_check_at, created_at, updated_at, \
+    capture_method \
     FROM u WHERE u.id IN (SELECT id FROM moved) RETURNING id";
 
 /// The text of [`RecordAttempts`] before its arrays, and after them. With no move asked, an
@@ -132,6 +133,7 @@ pub(crate) struct BeginAttempts<'a> {
     next_check_at: Vec<Option<OffsetDateTime>>,
     created_at: Vec<OffsetDateTime>,
     updated_at: Vec<OffsetDateTime>,
+    capture_method: Vec<&'static str>,
     from: Vec<i16>,
     to: Vec<i16>,
 }
@@ -156,6 +158,7 @@ impl<'a> BeginAttempts<'a> {
             q.next_check_at.push(r.next_check_at);
             q.created_at.push(r.created_at);
             q.updated_at.push(r.updated_at);
+            q.capture_method.push(r.capture_method);
             q.from.push(b.from);
             q.to.push(b.to);
         }
@@ -216,6 +219,8 @@ impl QueryFragment<Pg> for BeginAttempts<'_> {
         out.push_bind_param::<Array<Timestamptz>, _>(&self.created_at)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Timestamptz>, _>(&self.updated_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.capture_method)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<SmallInt>, _>(&self.from)?;
         out.push_sql(", ");

@@ -9,7 +9,7 @@ use checkout_domain::session::{
     AttemptState, Callbacks, Charge, HoldAction, HoldActionKind, Item, LedgerState, PaymentAttempt,
     PaymentSession, Refund, SessionKind, SessionMoney, SessionState,
 };
-use checkout_domain::terminal::Terminal;
+use checkout_domain::terminal::{CaptureMethod, Terminal};
 use checkout_domain::values::{
     ActionId, Amount, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, DisplayText, Email,
     IdempotencyKey, InternalReference, ItemCode, LineAmount, MaxCardAttempts, MerchantReference,
@@ -321,6 +321,7 @@ pub(crate) struct AttemptRow {
     pub next_check_at: Option<OffsetDateTime>,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
+    pub capture_method: String,
 }
 
 /// An attempt's `payment_attempts` columns, borrowed from the attempt: what the statements of
@@ -340,6 +341,7 @@ pub(crate) struct NewAttemptRow<'a> {
     pub next_check_at: Option<OffsetDateTime>,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
+    pub capture_method: &'static str,
 }
 
 impl<'a> NewAttemptRow<'a> {
@@ -360,6 +362,7 @@ impl<'a> NewAttemptRow<'a> {
             next_check_at: a.next_check_at,
             created_at: a.created_at,
             updated_at: a.updated_at,
+            capture_method: a.capture_method.as_str(),
         }
     }
 }
@@ -379,6 +382,7 @@ impl TryFrom<AttemptRow> for PaymentAttempt {
                 .ok_or_else(|| anyhow!("stored attempt state {:?} is unknown", row.state))?,
             payment_method: row.payment_method,
             return_url: row.return_url,
+            capture_method: capture_method(&row.capture_method)?,
             checks: u32::try_from(row.checks).unwrap_or_default(),
             next_check_at: row.next_check_at,
             svc_code: row
@@ -400,6 +404,13 @@ pub(crate) struct TerminalRow {
     pub active: bool,
     pub callback_hosts: Option<Vec<String>>,
     pub max_card_attempts: i16,
+    pub capture_method: String,
+}
+
+/// A stored capture method, parsed.
+fn capture_method(stored: &str) -> anyhow::Result<CaptureMethod> {
+    CaptureMethod::parse(stored)
+        .ok_or_else(|| anyhow!("stored capture method {stored:?} is unknown"))
 }
 
 impl TryFrom<TerminalRow> for Terminal {
@@ -418,6 +429,7 @@ impl TryFrom<TerminalRow> for Terminal {
             callback_hosts,
             max_card_attempts: MaxCardAttempts::new(i64::from(row.max_card_attempts))
                 .with_context(|| format!("reading maxCardAttempts of terminal {}", row.number))?,
+            capture_method: capture_method(&row.capture_method)?,
         })
     }
 }
@@ -431,6 +443,7 @@ pub(crate) struct NewTerminalRow<'a> {
     pub active: bool,
     pub callback_hosts: Option<&'a [String]>,
     pub max_card_attempts: i16,
+    pub capture_method: &'static str,
 }
 
 /// An `oauth_clients` row.

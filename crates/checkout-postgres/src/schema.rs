@@ -16,6 +16,8 @@ diesel::table! {
         callback_hosts -> Nullable<Array<Text>>,
         /// How many cards may be declined on one session before it is Failed (1..=10).
         max_card_attempts -> SmallInt,
+        /// `CaptureMethod::as_str`: captured with the authorisation, or held.
+        capture_method -> Text,
     }
 }
 
@@ -212,6 +214,8 @@ diesel::table! {
         created_at -> Timestamptz,
         /// When it last changed.
         updated_at -> Timestamptz,
+        /// `CaptureMethod::as_str` the authorisation was sent with (what a replay needs).
+        capture_method -> Text,
     }
 }
 

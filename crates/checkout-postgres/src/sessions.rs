@@ -41,7 +41,7 @@ const CLAIM_DUE_SQL: &str = "\
     RETURNING a.id, a.session_id, a.card_brand, a.card_last4, a.processor_reference, \
         a.challenge_url, a.state, a.svc_code, a.payment_method, a.return_url, a.checks, \
         due.next_check_at AS next_check_at, due.next_check_at AS due_at, a.created_at, \
-        a.updated_at";
+        a.updated_at, a.capture_method";
 
 /// A claimed attempt, with the time it was due.
 #[derive(QueryableByName)]

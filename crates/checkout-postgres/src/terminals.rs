@@ -3,7 +3,7 @@
 use anyhow::Context;
 use async_trait::async_trait;
 use checkout_domain::ports::TerminalDirectory;
-use checkout_domain::terminal::Terminal;
+use checkout_domain::terminal::{CaptureMethod, Terminal};
 use checkout_domain::values::{CallbackHosts, MaxCardAttempts, TerminalNumber};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -34,6 +34,7 @@ impl PgStore {
                 active: terminal.active,
                 callback_hosts: terminal.callback_hosts.as_ref().map(CallbackHosts::hosts),
                 max_card_attempts: i16::from(terminal.max_card_attempts.get()),
+                capture_method: terminal.capture_method.as_str(),
             })
             .execute(&mut conn)
             .await;
@@ -74,6 +75,23 @@ impl PgStore {
             .execute(&mut conn)
             .await
             .with_context(|| format!("updating the callback hosts of terminal {number}"))?;
+        Ok(updated == 1)
+    }
+
+    /// Sets whether the terminal's payments are captured with their authorisation or held;
+    /// false when there is no such terminal. Attempts already begun keep the method they were
+    /// sent with.
+    pub async fn set_capture_method(
+        &self,
+        number: &TerminalNumber,
+        method: CaptureMethod,
+    ) -> anyhow::Result<bool> {
+        let mut conn = self.conn().await?;
+        let updated = diesel::update(terminals::table.find(number.as_str()))
+            .set(terminals::capture_method.eq(method.as_str()))
+            .execute(&mut conn)
+            .await
+            .with_context(|| format!("setting the capture method of terminal {number}"))?;
         Ok(updated == 1)
     }
 

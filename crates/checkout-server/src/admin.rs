@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::bail;
 use checkout_domain::auth::{OAuthClient, Role};
-use checkout_domain::terminal::Terminal;
+use checkout_domain::terminal::{CaptureMethod, Terminal};
 use checkout_domain::values::{CallbackHosts, MaxCardAttempts, TerminalNumber};
 use checkout_domain::CheckoutError;
 use checkout_postgres::PgStore;
@@ -45,6 +45,14 @@ pub enum Command {
         number: String,
         /// `maxCardAttempts` (1: the spec's behaviour).
         limit: MaxCardAttempts,
+    },
+    /// Set whether a terminal's payments are captured with their authorisation or held for
+    /// the merchant to capture or void.
+    SetCaptureMethod {
+        /// Its number.
+        number: String,
+        /// Automatic (the spec's behaviour) or manual.
+        method: CaptureMethod,
     },
     /// List terminals.
     ListTerminals,
@@ -134,6 +142,11 @@ impl Command {
                             MaxCardAttempts::MAX
                         )
                     })?,
+            },
+            ["terminal", "capture-method", number, method] => Command::SetCaptureMethod {
+                number: (*number).to_owned(),
+                method: CaptureMethod::parse(method)
+                    .ok_or("capture-method must be automatic or manual")?,
             },
             ["terminal", "list"] => Command::ListTerminals,
             ["client", "create", terminal] => Command::CreateClient {
@@ -277,6 +290,7 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
                     active: true,
                     callback_hosts: None,
                     max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+                    capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
                 })
                 .await?;
             writeln!(out, "terminal {number} created")?;
@@ -319,6 +333,15 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
             }
             writeln!(out, "terminal {number}: maxCardAttempts {limit}")?;
         }
+        Command::SetCaptureMethod { number, method } => {
+            if !store
+                .set_capture_method(&terminal_number(&number)?, method)
+                .await?
+            {
+                bail!("no terminal {number}");
+            }
+            writeln!(out, "terminal {number}: capture {}", method.as_str())?;
+        }
         Command::ListTerminals => {
             for t in store.list_terminals().await? {
                 let hosts = t
@@ -327,12 +350,13 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
                     .map_or_else(|| "any host".to_owned(), |h| h.hosts().join(","));
                 writeln!(
                     out,
-                    "{}\t{}\t{}\t{}\tmaxCardAttempts={}",
+                    "{}\t{}\t{}\t{}\tmaxCardAttempts={}\tcapture={}",
                     t.number,
                     if t.active { "active" } else { "inactive" },
                     hosts,
                     t.display_name,
-                    t.max_card_attempts
+                    t.max_card_attempts,
+                    t.capture_method.as_str()
                 )?;
             }
         }

@@ -6,6 +6,7 @@
 //! checkout terminal activate|deactivate <number>
 //! checkout terminal callback-hosts <number> <host>[,<host>...]|--any
 //! checkout terminal max-card-attempts <number> <1..10>
+//! checkout terminal capture-method <number> automatic|manual
 //! checkout terminal list
 //! checkout client create <terminal number>         prints the new client_id and secret once
 //! checkout client activate|deactivate <client_id>
@@ -23,6 +24,7 @@ const USAGE: &str = "usage: checkout serve
        checkout terminal activate|deactivate <number>
        checkout terminal callback-hosts <number> <host>[,<host>...]|--any
        checkout terminal max-card-attempts <number> <1..10>
+       checkout terminal capture-method <number> automatic|manual
        checkout terminal list
        checkout client create <terminal number>
        checkout client activate|deactivate <client_id>

@@ -109,6 +109,7 @@ pub async fn provision(settings: &Settings, store: &PgStore) -> anyhow::Result<S
                 active: true,
                 callback_hosts: None,
                 max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+                capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
             })
             .await?;
     }

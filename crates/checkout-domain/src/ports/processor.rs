@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use rust_decimal::Decimal;
 
 use crate::card::CardDetails;
+use crate::terminal::CaptureMethod;
 use crate::values::{ActionId, Amount, AttemptId, InternalReference, RefundId, SessionId};
 
 /// One authorisation to ask for, or to replay: the same request, field for field, every time
@@ -28,6 +29,8 @@ pub struct AuthorizationRequest<'a> {
     pub payment_method: &'a str,
     /// Where the processor sends the payer back after a challenge it hosts.
     pub return_url: &'a str,
+    /// Capture with the authorisation, or hold it (`Approved { captured: false }`).
+    pub capture: CaptureMethod,
 }
 
 /// What the processor holds for an authorisation.

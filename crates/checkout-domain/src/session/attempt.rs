@@ -6,6 +6,7 @@ use time::OffsetDateTime;
 
 use crate::card::CardBrand;
 use crate::error::SvcCode;
+use crate::terminal::CaptureMethod;
 use crate::values::{AttemptId, SessionId};
 
 /// Where one attempt stands at the processor, as far as the service knows.
@@ -140,6 +141,9 @@ pub struct PaymentAttempt {
     /// request, kept so that a replay (even from an instance with another address) is the
     /// same request.
     pub return_url: String,
+    /// Whether the authorisation asks for capture with it or a hold: fixed when the attempt
+    /// begins (from its terminal), so that every send of the attempt is the same request.
+    pub capture_method: CaptureMethod,
     /// The processor's reference for the authorisation, once known.
     pub processor_reference: Option<String>,
     /// Where a 3DS challenge happens, when the processor hosts it.

@@ -160,6 +160,7 @@ pub fn attempt(session: &PaymentSession, when: OffsetDateTime) -> PaymentAttempt
         card_last4: "4242".to_owned(),
         payment_method: "pm_test".to_owned(),
         return_url: format!("https://pay.example/pay/return/{}", session.id),
+        capture_method: crate::terminal::CaptureMethod::Automatic,
         processor_reference: None,
         challenge_url: None,
         state: AttemptState::Sent,
@@ -284,6 +285,7 @@ impl Payment {
             amount: self.amount,
             payment_method: &self.payment_method,
             return_url: &self.return_url,
+            capture: crate::terminal::CaptureMethod::Automatic,
         }
     }
 

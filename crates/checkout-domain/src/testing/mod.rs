@@ -99,6 +99,7 @@ impl TestKit {
             active,
             callback_hosts: None,
             max_card_attempts: MaxCardAttempts::SPEC,
+            capture_method: crate::terminal::CaptureMethod::Automatic,
         });
     }
 

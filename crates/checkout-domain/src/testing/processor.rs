@@ -60,7 +60,8 @@ impl Ledger {
     }
 }
 
-/// A processor in memory. With nothing scripted, `authorize` approves and captures.
+/// A processor in memory. With nothing scripted, `authorize` approves and captures (or holds
+/// the authorisation, when manual capture is asked).
 #[derive(Default)]
 pub struct FakeProcessor {
     authorize_script: Mutex<VecDeque<Scripted>>,
@@ -333,7 +334,11 @@ impl CardProcessor for FakeProcessor {
         }
         self.executions.fetch_add(1, Ordering::SeqCst);
         let scripted = lock(&self.authorize_script).pop_front().unwrap_or_else(|| {
-            let outcome = approved(&format!("pi_{}", request.attempt));
+            let outcome = ProcessorOutcome::Approved {
+                processor_reference: format!("pi_{}", request.attempt),
+                // A held authorisation when manual capture is asked.
+                captured: request.capture == crate::terminal::CaptureMethod::Automatic,
+            };
             Scripted {
                 answer: Ok(outcome.clone()),
                 really: Some(outcome),

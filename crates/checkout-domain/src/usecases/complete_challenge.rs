@@ -88,13 +88,7 @@ impl Checkout {
     ) -> Result<(HostedPage, PaymentOutcome), CheckoutError> {
         let session = self.load(id).await?;
         let terminal = self.ports.terminals.get_terminal(&session.terminal).await?;
-        let merchant_name = terminal
-            .map(|t| t.display_name)
-            .unwrap_or_else(|| session.terminal.to_string());
-        let page = HostedPage {
-            session: session.clone(),
-            merchant_name,
-        };
+        let page = HostedPage::of(session.clone(), terminal);
         if session.state != SessionState::ChallengeRequired {
             return Ok((page, already_handled(session)));
         }

@@ -12,9 +12,25 @@ pub struct HostedPage {
     pub session: PaymentSession,
     /// The merchant name to show.
     pub merchant_name: String,
+    /// How its terminal captures payments.
+    pub capture_method: crate::terminal::CaptureMethod,
 }
 
 impl HostedPage {
+    /// The page of `session`, with the name and capture method of its `terminal` (the
+    /// terminal number and automatic capture when it was never provisioned).
+    pub fn of(session: PaymentSession, terminal: Option<crate::terminal::Terminal>) -> Self {
+        let (merchant_name, capture_method) = match terminal {
+            Some(t) => (t.display_name, t.capture_method),
+            None => (session.terminal.to_string(), Default::default()),
+        };
+        HostedPage {
+            session,
+            merchant_name,
+            capture_method,
+        }
+    }
+
     /// True when the card form should be shown.
     pub fn is_payable(&self) -> bool {
         self.session.state == SessionState::Pending
@@ -45,16 +61,7 @@ impl Checkout {
         let Some(session) = self.ports.sessions.get(id).await? else {
             return Ok(None);
         };
-        let merchant_name = self
-            .ports
-            .terminals
-            .get_terminal(&session.terminal)
-            .await?
-            .map(|t| t.display_name)
-            .unwrap_or_else(|| session.terminal.to_string());
-        Ok(Some(HostedPage {
-            session,
-            merchant_name,
-        }))
+        let terminal = self.ports.terminals.get_terminal(&session.terminal).await?;
+        Ok(Some(HostedPage::of(session, terminal)))
     }
 }

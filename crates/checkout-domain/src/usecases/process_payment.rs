@@ -136,6 +136,7 @@ impl Checkout {
             card_last4: card.number.last4().to_owned(),
             payment_method,
             return_url: self.policy.processor_return_url(id),
+            capture_method: page.capture_method,
             processor_reference: None,
             challenge_url: None,
             state: AttemptState::Sent,
@@ -256,12 +257,6 @@ impl Checkout {
                 "The merchant's terminal is not active; this payment cannot be made.",
             ));
         }
-        let merchant_name = terminal
-            .map(|t| t.display_name)
-            .unwrap_or_else(|| session.terminal.to_string());
-        Ok(HostedPage {
-            session,
-            merchant_name,
-        })
+        Ok(HostedPage::of(session, terminal))
     }
 }

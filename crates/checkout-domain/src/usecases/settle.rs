@@ -113,6 +113,7 @@ impl Checkout {
                 amount: session.amount,
                 payment_method: &attempt.payment_method,
                 return_url: &attempt.return_url,
+                capture: attempt.capture_method,
             })
             .await
     }

@@ -113,6 +113,7 @@ async fn a_terminal_allowlist_refuses_callbacks_to_other_hosts_naming_each_field
         active: true,
         callback_hosts: Some(CallbackHosts::parse(["merchant.example"]).unwrap()),
         max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+        capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
     });
     // The support request's three URLs point to merchant.example: accepted.
     start(&kit, "ALLOWED").await;

@@ -138,6 +138,7 @@ async fn each_test_database_is_separate_and_dropped_with_its_handle() {
             active: true,
             callback_hosts: None,
             max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+            capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
         })
         .await
         .unwrap();

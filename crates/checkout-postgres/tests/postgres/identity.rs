@@ -33,6 +33,7 @@ async fn terminals_round_trip_and_are_managed() {
         active: true,
         callback_hosts: None,
         max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+        capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
     };
     let a = Terminal {
         number: terminal("T-A"),
@@ -40,6 +41,7 @@ async fn terminals_round_trip_and_are_managed() {
         active: false,
         callback_hosts: Some(CallbackHosts::parse(["shop-a.example", "127.0.0.1"]).unwrap()),
         max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+        capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
     };
     store.create_terminal(&b).await.unwrap();
     store.create_terminal(&a).await.unwrap();
@@ -98,6 +100,7 @@ async fn of_concurrent_terminal_reads_each_gets_its_own_terminal() {
             active: i % 3 != 0,
             callback_hosts: None,
             max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+            capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
         })
         .collect();
     for t in &terminals {

@@ -18,6 +18,7 @@ pub async fn database() -> (TestDatabase, PgStore) {
                 active: true,
                 callback_hosts: None,
                 max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+                capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
             })
             .await
             .unwrap();

@@ -89,6 +89,8 @@ pub(crate) struct Entry {
     pub captured: Option<Decimal>,
     /// True when the processor refuses every refund of this payment.
     pub refusing_refunds: bool,
+    /// True when the authorisation was asked with manual capture: an approval is held.
+    pub hold: bool,
 }
 
 impl Entry {

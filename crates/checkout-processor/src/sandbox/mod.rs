@@ -14,6 +14,7 @@ use checkout_domain::ports::{
     AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
     RefundOutcome, RefundRequest,
 };
+use checkout_domain::terminal::CaptureMethod;
 use checkout_domain::values::{AttemptId, RefundId};
 use rust_decimal::Decimal;
 
@@ -90,15 +91,18 @@ fn behaviour_of_payment_method(reference: &str) -> Option<Behaviour> {
     Behaviour::of_tag(tag)
 }
 
-/// What the sandbox does with a new attempt: its answer and what it then holds.
-fn decide(behaviour: Behaviour) -> Entry {
+/// What the sandbox does with a new attempt: its answer and what it then holds. With `hold`
+/// (manual capture) every approval is held without capture.
+fn decide(behaviour: Behaviour, hold: bool) -> Entry {
     let (answer, holding) = match behaviour {
         Behaviour::ApproveRefundRefused => {
-            let held = Held::Approved { captured: true };
+            let held = Held::Approved { captured: !hold };
             (FirstAnswer::Gave(held), held)
         }
         Behaviour::Approve { captured } => {
-            let held = Held::Approved { captured };
+            let held = Held::Approved {
+                captured: captured && !hold,
+            };
             (FirstAnswer::Gave(held), held)
         }
         Behaviour::Decline(reason) => (
@@ -108,7 +112,7 @@ fn decide(behaviour: Behaviour) -> Entry {
         Behaviour::Challenge => (FirstAnswer::Gave(Held::Challenge), Held::Challenge),
         // Never reached: such a card is refused at tokenize.
         Behaviour::Unreachable => (FirstAnswer::Lost, Held::Canceled),
-        Behaviour::LoseAnswer => (FirstAnswer::Lost, Held::Approved { captured: true }),
+        Behaviour::LoseAnswer => (FirstAnswer::Lost, Held::Approved { captured: !hold }),
         Behaviour::Refuse => (FirstAnswer::Refused, Held::Canceled),
     };
     Entry {
@@ -116,6 +120,7 @@ fn decide(behaviour: Behaviour) -> Entry {
         holding,
         captured: None,
         refusing_refunds: behaviour == Behaviour::ApproveRefundRefused,
+        hold,
     }
 }
 
@@ -154,7 +159,7 @@ impl CardProcessor for SandboxProcessor {
             ProcessorError::Controlled("sandbox processor knows no such payment method".into())
         })?;
         self.authorizations.fetch_add(1, Ordering::SeqCst);
-        let mut entry = decide(behaviour);
+        let mut entry = decide(behaviour, request.capture == CaptureMethod::Manual);
         if entry.holding == (Held::Approved { captured: true }) {
             entry.captured = Some(request.amount.value());
         }
@@ -191,7 +196,9 @@ impl CardProcessor for SandboxProcessor {
             .ok_or_else(unknown_reference)?;
         if entry.holding == Held::Challenge {
             entry.holding = if passed {
-                Held::Approved { captured: true }
+                Held::Approved {
+                    captured: !entry.hold,
+                }
             } else {
                 Held::Declined(REASON_AUTHENTICATION_FAILED)
             };

@@ -13,6 +13,7 @@ use checkout_domain::ports::{
     AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
     RefundOutcome, RefundRequest,
 };
+use checkout_domain::terminal::CaptureMethod;
 use checkout_domain::values::AttemptId;
 use rust_decimal::Decimal;
 
@@ -340,7 +341,7 @@ pub(crate) fn intent_form(request: &AuthorizationRequest<'_>) -> Result<Form, Pr
     let minor_units = amount::minor_units(request.amount).ok_or_else(|| {
         ProcessorError::Controlled("the amount does not fit Stripe's minor units".into())
     })?;
-    Ok(vec![
+    let mut form: Form = vec![
         ("amount", minor_units.to_string()),
         (
             "currency",
@@ -357,7 +358,14 @@ pub(crate) fn intent_form(request: &AuthorizationRequest<'_>) -> Result<Form, Pr
         ),
         // Where Stripe sends the payer back after a challenge on its own page.
         ("return_url", request.return_url.to_owned()),
-    ])
+    ];
+    // A held authorisation (`requires_capture`) for the merchant to capture or void. Only
+    // sent when asked: automatic capture is Stripe's default, and leaving the field out keeps
+    // the request of an attempt begun before this field existed the same on a replay.
+    if request.capture == CaptureMethod::Manual {
+        form.push(("capture_method", "manual".into()));
+    }
+    Ok(form)
 }
 
 /// The text of a failed call, whatever its kind.

@@ -195,7 +195,8 @@ async fn operators_set_and_list_max_card_attempts() {
         .lines()
         .find(|l| l.starts_with(&format!("{terminal}\t")))
         .unwrap_or_else(|| panic!("{terminal} listed: {listed}"));
-    assert!(line.ends_with("\tmaxCardAttempts=2"), "{line}");
+    assert!(line.contains("\tmaxCardAttempts=2\t"), "{line}");
+    assert!(line.ends_with("\tcapture=automatic"), "{line}");
 
     // The running server applies it at once.
     let id = server.start_checkout("RETRY-OPERATOR").await;

@@ -392,6 +392,7 @@ pub(crate) async fn database() -> TestDatabase {
             active: true,
             callback_hosts: None,
             max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+            capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
         })
         .await
         .expect("terminal");

@@ -9,6 +9,8 @@ use checkout_processor::testing::fake_stripe::{Call, FakeStripe, Fault, When};
 use serde_json::Value;
 
 use crate::support::server::{into_reply, Reply};
+use checkout_domain::terminal::CaptureMethod;
+
 use crate::support::TestServer;
 use crate::{intents_of, pay, service, state_of, APPROVED_CARD};
 
@@ -189,4 +191,137 @@ async fn a_lost_refund_answer_resolves_and_the_retry_refunds_nothing_more() {
         .filter(|e| e["type"] == "payment.refunded" && e["data"]["checkoutSessionId"] == id)
         .count();
     assert_eq!(refunded, 1, "one event for the one refund: {}", feed.body);
+}
+
+/// `POST /pay/api/payment/{id}/{action}` with raw `body` (or none), under `key` when given.
+async fn act(server: &TestServer, id: &str, action: &str, key: Option<&str>, body: &str) -> Reply {
+    let token = server.token().await;
+    let mut request = server
+        .http
+        .post(format!("{}/pay/api/payment/{id}/{action}", server.base))
+        .bearer_auth(&token);
+    if let Some(key) = key {
+        request = request.header("Idempotency-Key", key);
+    }
+    if !body.is_empty() {
+        request = request
+            .header("Content-Type", "application/json")
+            .body(body.to_owned());
+    }
+    into_reply(request.send().await.unwrap()).await
+}
+
+/// A session of a terminal set to manual capture, paid with 4242: held at the processor.
+async fn held(server: &TestServer, stripe: &FakeStripe, label: &str) -> String {
+    server
+        .set_capture_method(&server.terminal, CaptureMethod::Manual)
+        .await;
+    let id = server.new_checkout(label).await;
+    pay(server, &id, APPROVED_CARD).await;
+    assert_eq!(state_of(server, &id).await, "ApprovedTransaction");
+    let intent = &intents_of(stripe, &id)[0];
+    assert_eq!(intent.status, "requires_capture", "{intent:?}");
+    id
+}
+
+/// Finding 4: with manual capture the Stripe adapter asks for a held authorisation, and the
+/// merchant's partial capture and void go to the processor: 7.00 of 12.34 captured there and
+/// in the API; another session voided there and in the API.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn held_authorisations_are_captured_in_part_or_voided_at_the_processor() {
+    let stripe = crate::fake_stripe().await;
+    let server = service("money-held", &stripe, &[LEASE]).await;
+    let captured = held(&server, &stripe, "HELD-CAPTURE").await;
+    let reply = act(
+        &server,
+        &captured,
+        "capture",
+        Some("cap-7"),
+        r#"{"amount": 7.00}"#,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.body["capturedAmount"], 7.0);
+    let intent = &intents_of(&stripe, &captured)[0];
+    assert_eq!(
+        (intent.status.as_str(), intent.amount_received),
+        ("succeeded", 700)
+    );
+    // A second capture is refused by the service, without asking the processor.
+    let again = act(&server, &captured, "capture", None, r#"{"amount": 1.00}"#).await;
+    assert_eq!(again.body["type"], "SVC_008", "{}", again.body);
+    assert_eq!(stripe.executions(Call::CaptureIntent), 1);
+    // Refunds are bounded by the capture.
+    let above = refund(&server, &captured, None, r#"{"amount": 7.01}"#).await;
+    assert_eq!(above.body["type"], "SVC_011", "{}", above.body);
+
+    let voided = held(&server, &stripe, "HELD-VOID").await;
+    let reply = act(&server, &voided, "void", Some("void-1"), "").await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.body["payment"]["state"], "Voided");
+    assert_eq!(intents_of(&stripe, &voided)[0].status, "canceled");
+    let capture = act(&server, &voided, "capture", None, "").await;
+    assert_eq!(capture.body["type"], "SVC_008", "{}", capture.body);
+}
+
+/// Finding 3: a capture whose answer is lost (Stripe captured, the answer came after the
+/// client gave up) answers SVC_003 and stays pending, never "not captured"; the sweep settles
+/// it with the capture's own key, and the merchant's retry under the same key answers 200.
+/// The processor captured once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_capture_whose_answer_was_lost_is_settled_and_captures_once() {
+    let stripe = crate::fake_stripe().await;
+    let server = service("money-capture-lost", &stripe, &[LEASE]).await;
+    let id = held(&server, &stripe, "CAPTURE-LOST").await;
+    stripe.inject(
+        Call::CaptureIntent,
+        When::After,
+        Fault::Delay(Duration::from_millis(2000)),
+    );
+    stripe.inject(Call::CaptureIntent, When::Before, Fault::Reset);
+    let lost = act(
+        &server,
+        &id,
+        "capture",
+        Some("cap-lost"),
+        r#"{"amount": 10.00}"#,
+    )
+    .await;
+    assert_eq!(lost.status, 422, "{}", lost.body);
+    assert_eq!(lost.body["type"], "SVC_003");
+    assert_eq!(
+        intents_of(&stripe, &id)[0].amount_received,
+        1000,
+        "captured at the processor"
+    );
+
+    let settled =
+        crate::wait_while(&server, &id, "ApprovedTransaction", Duration::from_secs(20)).await;
+    assert_eq!(settled, "Successful");
+    assert_eq!(server.status_record(&id).await["capturedAmount"], 10.0);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let retry = act(
+        &server,
+        &id,
+        "capture",
+        Some("cap-lost"),
+        r#"{"amount": 10.00}"#,
+    )
+    .await;
+    assert_eq!(retry.status, 200, "{}", retry.body);
+    assert_eq!(retry.body["capturedAmount"], 10.0);
+    let intent = &intents_of(&stripe, &id)[0];
+    assert_eq!(
+        (intent.status.as_str(), intent.amount_received),
+        ("succeeded", 1000)
+    );
+    let token = server.token().await;
+    let feed = server.get("/pay/api/events?limit=100", Some(&token)).await;
+    let captured = feed.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "payment.captured" && e["data"]["checkoutSessionId"] == id)
+        .count();
+    assert_eq!(captured, 1, "{}", feed.body);
 }

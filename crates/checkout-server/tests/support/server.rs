@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use checkout_domain::auth::{OAuthClient, Role};
-use checkout_domain::terminal::Terminal;
+use checkout_domain::terminal::{CaptureMethod, Terminal};
 use checkout_domain::values::TerminalNumber;
 use checkout_postgres::PgStore;
 use checkout_test_db::TestDatabase;
@@ -230,6 +230,7 @@ impl TestServer {
                 active,
                 callback_hosts: None,
                 max_card_attempts: checkout_domain::values::MaxCardAttempts::SPEC,
+                capture_method: checkout_domain::terminal::CaptureMethod::Automatic,
             })
             .await
             .expect("create terminal");
@@ -324,6 +325,14 @@ impl TestServer {
             )
             .await
             .expect("set maxCardAttempts");
+    }
+
+    /// Sets whether a terminal's payments are captured with their authorisation or held.
+    pub async fn set_capture_method(&self, number: &str, method: CaptureMethod) {
+        self.store
+            .set_capture_method(&TerminalNumber::parse(number).expect("number"), method)
+            .await
+            .expect("set the capture method");
     }
 
     /// Sets a terminal's active flag.

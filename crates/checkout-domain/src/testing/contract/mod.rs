@@ -84,6 +84,7 @@ macro_rules! card_processor_contract {
         $crate::card_processor_contract!($fresh;
             tokenize_gives_a_reference_without_card_data,
             an_approved_card_is_approved_and_a_read_reports_it,
+            a_manual_capture_holds_the_authorisation,
             a_replayed_authorisation_answers_the_first_outcome,
             a_declined_card_is_declined,
             a_cancelled_challenge_is_confirmed_cancelled_every_time,

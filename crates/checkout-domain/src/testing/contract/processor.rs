@@ -11,8 +11,12 @@
 
 use std::sync::Arc;
 
-use crate::ports::{CaptureRequest, CardProcessor, ProcessorOutcome, RefundOutcome, RefundRequest};
-use crate::testing::builders::{amount, card, random_bytes, Payment, TEST_CVV};
+use crate::ports::{
+    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorOutcome, RefundOutcome,
+    RefundRequest,
+};
+use crate::terminal::CaptureMethod;
+use crate::testing::builders::{amount, card, decimal, random_bytes, Payment, TEST_CVV};
 use crate::values::{ActionId, RefundId};
 
 /// A processor under test.
@@ -85,6 +89,36 @@ pub async fn an_approved_card_is_approved_and_a_read_reports_it(
     let reference = reference_of(&outcome);
     assert_eq!(processor.retrieve(&reference).await, Ok(outcome.clone()));
     assert_eq!(processor.retrieve(&reference).await, Ok(outcome));
+}
+
+/// `authorize` with manual capture: an approved card is held, not captured, and its replay
+/// and a read say the same; a capture then takes it.
+pub async fn a_manual_capture_holds_the_authorisation(processor: Processor, cards: Cards) {
+    let payment = tokenized(&processor, cards.approved).await;
+    let request = AuthorizationRequest {
+        capture: CaptureMethod::Manual,
+        ..payment.request()
+    };
+    let outcome = processor.authorize(request).await.unwrap();
+    assert!(
+        matches!(
+            outcome,
+            ProcessorOutcome::Approved {
+                captured: false,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(processor.authorize(request).await, Ok(outcome.clone()));
+    let reference = reference_of(&outcome);
+    assert_eq!(processor.retrieve(&reference).await, Ok(outcome));
+    let capture = CaptureRequest {
+        action: ActionId::from_uuid(payment.attempt.as_uuid()),
+        processor_reference: &reference,
+        amount: amount("5.00", "USD"),
+    };
+    assert_eq!(processor.capture(capture).await, Ok(decimal("5.00")));
 }
 
 /// `authorize`: the same request sent again answers what the first did (the same

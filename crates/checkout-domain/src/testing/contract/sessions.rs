@@ -57,6 +57,7 @@ pub async fn a_guarded_insert_for_a_terminal_not_as_read_writes_nothing(store: S
         active: true,
         callback_hosts: None,
         max_card_attempts: MaxCardAttempts::SPEC,
+        capture_method: crate::terminal::CaptureMethod::Automatic,
     };
     assert!(matches!(
         store.insert_for_terminal(&s, &read).await,
