@@ -3,8 +3,6 @@
 //! 5.7, a client with no terminal here (SVC_005), deactivation, and the provider down (503
 //! with `Retry-After` on the token route, cached keys still verifying).
 
-use checkout_domain::auth::{OAuthClient, Role};
-use checkout_domain::values::TerminalNumber;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 
@@ -37,23 +35,19 @@ async fn oidc_server(provider: &NodeProvider, label: &str) -> TestServer {
             ("CHECKOUT__IDENTITY__OIDC__ISSUER", provider.issuer.as_str()),
             ("CHECKOUT__IDENTITY__OIDC__TIMEOUT_MS", "1500"),
             ("CHECKOUT__IDENTITY__OIDC__KEY_REFETCH_SECONDS", "0"),
+            ("CHECKOUT__METRICS__ADDRESS", "127.0.0.1:0"),
             // The sandbox client is the provider's client of the same id.
             ("CHECKOUT__SANDBOX__CLIENT_SECRET", SECRET),
         ],
     )
     .await;
     server.client_secret = SECRET.to_owned();
-    server
-        .store()
-        .create_client(&OAuthClient {
-            client_id: NO_ROLE.to_owned(),
-            secret_hash: checkout_identity::hash_secret("unused").expect("hash"),
-            terminal: TerminalNumber::parse(&server.terminal).expect("terminal"),
-            roles: vec![Role::SvcTerminal],
-            active: true,
-        })
-        .await
-        .expect("create client");
+    // The operator binds the provider's other client to the terminal.
+    let linked = crate::operator::stdout(&crate::operator::checkout(
+        &server,
+        &["client", "link", &server.terminal, NO_ROLE],
+    ));
+    assert!(linked.contains(NO_ROLE), "{linked}");
     server
 }
 
@@ -165,11 +159,23 @@ async fn the_merchant_flow_runs_with_tokens_of_an_openid_connect_provider() {
         .await;
     assert_eq!(status.status, 200, "{}", status.body);
 
-    // No secret and no token in the server's log.
-    let log = server.log();
-    assert!(!log.contains(SECRET), "the client secret is in the log");
-    assert!(!log.contains(&token), "a token is in the log");
-    assert!(!log.contains(&direct), "a token is in the log");
+    // No secret and no token in the server's log or its metrics.
+    let port = server.metrics_port.expect("a metrics listener");
+    let metrics = server
+        .http
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("# TYPE"), "metrics scraped");
+    for (what, text) in [("log", server.log()), ("metrics", metrics)] {
+        assert!(!text.contains(SECRET), "the client secret is in the {what}");
+        assert!(!text.contains(&token), "a token is in the {what}");
+        assert!(!text.contains(&direct), "a token is in the {what}");
+    }
 }
 
 #[tokio::test]
