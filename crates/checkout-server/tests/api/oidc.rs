@@ -1,7 +1,8 @@
 //! The binary configured with the OpenID Connect adapter against a real provider (the npm
-//! `oidc-provider` package, started here): the merchant flow end to end, each 401 of spec
-//! 5.7, a client with no terminal here (SVC_005), deactivation, and the provider down (503
-//! with `Retry-After` on the token route, cached keys still verifying).
+//! `oidc-provider` package, started here): the merchant flow end to end with a key rotation
+//! in its middle, each 401 of spec 5.7, a client with no terminal here (SVC_005),
+//! deactivation, and the provider down (503 with `Retry-After` on the token route, cached
+//! keys still verifying).
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
@@ -159,6 +160,23 @@ async fn the_merchant_flow_runs_with_tokens_of_an_openid_connect_provider() {
         .await;
     assert_eq!(status.status, 200, "{}", status.body);
 
+    // The provider rotates its signing key mid-flow: a new token (signed by the new key)
+    // works at once, and the tokens signed before keep working.
+    let new_kid = provider.rotate().await;
+    let rotated = server.token_for("sandbox-client", SECRET).await;
+    let header = rotated.split('.').next().unwrap();
+    let header: Value = serde_json::from_slice(
+        &base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, header).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["kid"], new_kid.as_str());
+    for token in [&rotated, &token, &direct] {
+        let status = server
+            .get(&format!("/pay/api/payment/{id}"), Some(token))
+            .await;
+        assert_eq!(status.status, 200, "{}", status.body);
+    }
+
     // No secret and no token in the server's log or its metrics.
     let port = server.metrics_port.expect("a metrics listener");
     let metrics = server
@@ -175,6 +193,7 @@ async fn the_merchant_flow_runs_with_tokens_of_an_openid_connect_provider() {
         assert!(!text.contains(SECRET), "the client secret is in the {what}");
         assert!(!text.contains(&token), "a token is in the {what}");
         assert!(!text.contains(&direct), "a token is in the {what}");
+        assert!(!text.contains(&rotated), "a token is in the {what}");
     }
 }
 
