@@ -9,6 +9,7 @@
 //     "alg": "RS256",                 // the access tokens' signing algorithm
 //     "keys": [<private JWK>, ...],   // optional: the signing keys, the first signs
 //     "auth_methods": [...],          // optional: the token endpoint's client auth methods
+//     "tls": {"key": "<PEM>", "cert": "<PEM>"},  // optional: serve https with this certificate
 //     "clients": [{
 //       "client_id": "...", "client_secret": "...",
 //       "auth_method": "client_secret_basic" | "client_secret_post",
@@ -17,7 +18,7 @@
 //     }]
 //   }
 //
-// When it listens it prints one line of JSON, {"issuer": "http://127.0.0.1:<port>"}. Test-only
+// When it listens it prints one line of JSON, {"issuer": "http(s)://127.0.0.1:<port>"}. Test-only
 // routes beside the provider's own:
 //   POST /__test/rotate   a new signing key first, the old ones kept in the JWKS; answers {kid}
 //   POST /__test/retire   keeps only the signing key in the JWKS
@@ -29,6 +30,7 @@
 //                         by the signing key, or with "foreign": true by a key of no JWKS
 // Only for tests: it keeps everything in memory and its admin routes are unauthenticated.
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import {
   createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign,
 } from 'node:crypto';
@@ -83,9 +85,9 @@ function readBody(req) {
   });
 }
 
-const server = createServer();
+const server = config.tls ? createTlsServer({ key: config.tls.key, cert: config.tls.cert }) : createServer();
 await new Promise((resolve) => server.listen(config.port ?? 0, '127.0.0.1', resolve));
-const issuer = `http://127.0.0.1:${server.address().port}`;
+const issuer = `${config.tls ? 'https' : 'http'}://127.0.0.1:${server.address().port}`;
 
 function build() {
   const provider = new Provider(issuer, {

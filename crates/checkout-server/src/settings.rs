@@ -121,6 +121,9 @@ pub struct OidcSettings {
     /// `audience=hosted-checkout` for Auth0, `resource=…` for a provider with resource
     /// indicators).
     pub token_params: Option<String>,
+    /// A PEM file of the certificate authorities of the provider's TLS certificate, trusted
+    /// besides the public web roots (a provider behind a private CA).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Default for OidcSettings {
@@ -137,6 +140,7 @@ impl Default for OidcSettings {
             key_refetch_seconds: 30,
             key_max_age_seconds: 3600,
             token_params: None,
+            ca_file: None,
         }
     }
 }
@@ -753,6 +757,25 @@ mod tests {
         ] {
             assert!(Settings::from_sources(vars(&bad)).is_err(), "{bad:?}");
         }
+        // Production takes an https issuer only.
+        let production = |issuer: &'static str| {
+            vars(&[
+                ("CHECKOUT__ENVIRONMENT", "production"),
+                ("DATABASE_URL", "postgres://db/checkout"),
+                ("CHECKOUT__IDENTITY__KEY_FILE", "/etc/checkout/key.pem"),
+                ("CHECKOUT__SERVER__PUBLIC_BASE_URL", "https://pay.example"),
+                ("CHECKOUT__PROCESSOR__KIND", "stripe"),
+                (
+                    "CHECKOUT__PROCESSOR__STRIPE_BASE_URL",
+                    "https://api.stripe.com",
+                ),
+                ("CHECKOUT__PROCESSOR__STRIPE_API_KEY", "sk_live_x"),
+                ("CHECKOUT__IDENTITY__PROVIDER", "oidc"),
+                ("CHECKOUT__IDENTITY__OIDC__ISSUER", issuer),
+            ])
+        };
+        assert!(Settings::from_sources(production("https://sso.example/realms/payments")).is_ok());
+        assert!(Settings::from_sources(production("http://sso.example/realms/payments")).is_err());
     }
 
     #[test]

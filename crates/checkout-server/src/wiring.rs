@@ -147,6 +147,14 @@ pub fn identity(
             config.key_refetch_interval = std::time::Duration::from_secs(oidc.key_refetch_seconds);
             config.key_max_age = std::time::Duration::from_secs(oidc.key_max_age_seconds);
             config.token_params = oidc.token_params();
+            if let Some(file) = &oidc.ca_file {
+                config.ca_certificates_pem = std::fs::read(file).with_context(|| {
+                    format!(
+                        "reading CHECKOUT__IDENTITY__OIDC__CA_FILE {}",
+                        file.display()
+                    )
+                })?;
+            }
             let identity =
                 OidcIdentity::new(config, clients)?.with_client_status_ttl(client_status_ttl);
             Ok((Arc::new(identity), serde_json::json!({ "keys": [] })))

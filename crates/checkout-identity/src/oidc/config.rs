@@ -53,6 +53,9 @@ pub struct OidcConfig {
     /// Extra form parameters of the token request, e.g. `[("resource", "urn:…")]` or
     /// `[("audience", "…")]`, as the provider needs to issue tokens for `audience`.
     pub token_params: Vec<(String, String)>,
+    /// PEM certificates of certificate authorities trusted for the provider's TLS besides the
+    /// public web roots (a provider behind a private CA); empty: the public roots only.
+    pub ca_certificates_pem: Vec<u8>,
 }
 
 impl OidcConfig {
@@ -73,6 +76,7 @@ impl OidcConfig {
             key_refetch_interval: Duration::from_secs(30),
             key_max_age: Duration::from_secs(3600),
             token_params: Vec::new(),
+            ca_certificates_pem: Vec::new(),
         }
     }
 

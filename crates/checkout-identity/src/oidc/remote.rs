@@ -97,10 +97,21 @@ pub(crate) fn unavailable(what: impl Into<String>) -> anyhow::Error {
 
 impl Remote {
     pub fn new(config: Arc<OidcConfig>) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .timeout(config.http_timeout)
             .connect_timeout(config.http_timeout)
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(reqwest::redirect::Policy::none());
+        if !config.ca_certificates_pem.is_empty() {
+            let certificates = reqwest::Certificate::from_pem_bundle(&config.ca_certificates_pem)
+                .context("reading the identity provider's CA certificates")?;
+            if certificates.is_empty() {
+                anyhow::bail!("the identity provider's CA file holds no PEM certificate");
+            }
+            for certificate in certificates {
+                builder = builder.add_root_certificate(certificate);
+            }
+        }
+        let http = builder
             .build()
             .context("building the identity provider's HTTP client")?;
         Ok(Remote {

@@ -40,14 +40,20 @@ pub struct NodeProvider {
 }
 
 impl NodeProvider {
-    /// Starts a provider with this configuration (see the script's header).
+    /// Starts a provider with this configuration (see the script's header). With `tls`, its
+    /// `ca` (a PEM the script ignores) is what the harness's own client trusts.
     pub fn start(config: Value) -> Self {
         let (child, issuer) = spawn(&config);
+        let mut http = reqwest::Client::builder();
+        if let Some(ca) = config["tls"]["ca"].as_str() {
+            http =
+                http.add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap());
+        }
         NodeProvider {
             child: Some(child),
             config,
             issuer,
-            http: reqwest::Client::new(),
+            http: http.build().unwrap(),
         }
     }
 

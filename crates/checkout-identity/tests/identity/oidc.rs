@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::contract::{provider_clients, MutableClients, Oidc, Subject, UNREGISTERED};
 use crate::node_provider::NodeProvider;
-use crate::support::{assert_rejected, credentials, AUDIENCE, CLIENT, SECRET};
+use crate::support::{assert_rejected, credentials, TempDir, AUDIENCE, CLIENT, SECRET};
 
 #[track_caller]
 fn assert_unavailable<T: std::fmt::Debug>(result: Result<T, IdentityError>) -> String {
@@ -284,4 +284,118 @@ async fn no_secret_or_token_in_errors_or_debug_output() {
     let refused = oidc.identity.verify(&tampered).await.unwrap_err();
     let text = format!("{refused:?} {refused}");
     assert!(!text.contains(&token), "{text}");
+}
+
+/// Runs `openssl` with `args` in `dir`.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("running openssl");
+    assert!(status.success(), "openssl {args:?}");
+}
+
+/// A private CA and a certificate it signed for 127.0.0.1: (CA PEM, key PEM, certificate PEM).
+fn private_ca_certificate(dir: &std::path::Path) -> (String, String, String) {
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    ca.extend([
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=test CA",
+    ]);
+    openssl(dir, &ca);
+    let mut leaf = vec!["req"];
+    leaf.extend(ec);
+    leaf.extend([
+        "-keyout",
+        "leaf.key",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    openssl(dir, &leaf);
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "leaf.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "leaf.pem",
+            "-days",
+            "1",
+            "-extfile",
+            "leaf.ext",
+        ],
+    );
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    (read("ca.pem"), read("leaf.key"), read("leaf.pem"))
+}
+
+#[tokio::test]
+async fn a_provider_behind_a_private_ca_is_reached_only_with_that_ca() {
+    let dir = TempDir::new();
+    let (ca, key, cert) = private_ca_certificate(dir.path());
+    let provider = NodeProvider::start(json!({
+        "audience": AUDIENCE,
+        "clients": provider_clients(),
+        "tls": {"key": key, "cert": cert, "ca": ca},
+    }));
+    assert!(
+        provider.issuer.starts_with("https://"),
+        "{}",
+        provider.issuer
+    );
+
+    // The public roots do not know its CA: the provider cannot be reached (503, never a
+    // refusal of the merchant's credentials).
+    let public_roots = OidcIdentity::new(
+        crate::contract::oidc_config(&provider),
+        MutableClients::standard(),
+    )
+    .unwrap();
+    assert_unavailable(public_roots.issue_token(&credentials(CLIENT, SECRET)).await);
+
+    let mut config = crate::contract::oidc_config(&provider);
+    config.ca_certificates_pem = ca.into_bytes();
+    let trusted = OidcIdentity::new(config, MutableClients::standard()).unwrap();
+    let issued = trusted
+        .issue_token(&credentials(CLIENT, SECRET))
+        .await
+        .unwrap();
+    let claims = trusted.verify(issued.token.expose()).await.unwrap();
+    assert_eq!(claims.client_id, CLIENT);
+
+    // A file with no certificate is refused when the adapter is made.
+    let mut config = crate::contract::oidc_config(&provider);
+    config.ca_certificates_pem = b"not a certificate".to_vec();
+    assert!(OidcIdentity::new(config, MutableClients::standard()).is_err());
 }

@@ -344,6 +344,10 @@ async fn every_refusal_of_spec_5_7_and_the_provider_down_through_the_oidc_adapte
     assert_eq!(reply.status, 503, "{}", reply.body);
     assert_eq!(reply.content_type(), "application/problem+json");
     assert!(reply.headers.contains_key("retry-after"));
+    assert_eq!(
+        reply.body["detail"],
+        "The identity provider cannot be reached right now. Retry shortly."
+    );
     assert!(!reply.text.contains(SECRET));
     let status = server
         .post(protected, Some(&token), &start_body("OIDC-DOWN"))
