@@ -115,6 +115,9 @@ pub struct OidcSettings {
     pub timeout_ms: u64,
     /// A token with an unknown key id refetches the keys at most once per this many seconds.
     pub key_refetch_seconds: u64,
+    /// Keys older than this are fetched again in the background, seconds (a key the
+    /// provider removed stops verifying within about this long).
+    pub key_refresh_seconds: u64,
     /// How long fetched keys keep verifying while the provider cannot be reached, seconds.
     pub key_max_age_seconds: u64,
     /// Extra form parameters of the token request, `name=value&…` (e.g.
@@ -138,6 +141,7 @@ impl Default for OidcSettings {
             leeway_seconds: 30,
             timeout_ms: 5000,
             key_refetch_seconds: 30,
+            key_refresh_seconds: 300,
             key_max_age_seconds: 3600,
             token_params: None,
             ca_file: None,

@@ -145,6 +145,7 @@ pub fn identity(
             config.leeway_secs = oidc.leeway_seconds;
             config.http_timeout = std::time::Duration::from_millis(oidc.timeout_ms);
             config.key_refetch_interval = std::time::Duration::from_secs(oidc.key_refetch_seconds);
+            config.key_refresh_interval = std::time::Duration::from_secs(oidc.key_refresh_seconds);
             config.key_max_age = std::time::Duration::from_secs(oidc.key_max_age_seconds);
             config.token_params = oidc.token_params();
             if let Some(file) = &oidc.ca_file {

@@ -47,6 +47,10 @@ pub struct OidcConfig {
     /// A token with a key id the cached keys do not have fetches the keys again at most once
     /// per this interval (a flood of forged key ids makes one request per interval).
     pub key_refetch_interval: Duration,
+    /// Keys older than this are fetched again in the background (the verification that
+    /// notices goes on with the cached ones), so that a key the provider removed stops
+    /// verifying within about this long even when no token names an unknown key id.
+    pub key_refresh_interval: Duration,
     /// How long keys fetched once are trusted while the provider cannot be reached to fetch
     /// them again: after this, verification answers "unavailable" until it can.
     pub key_max_age: Duration,
@@ -62,7 +66,7 @@ impl OidcConfig {
     /// A configuration with the defaults: roles from `roles`, `realm_access.roles` and
     /// `scope`, named `SvcTerminal`; the client from `client_id` then `azp`; every algorithm
     /// of [`DEFAULT_ALGORITHMS`]; 30 s leeway, 5 s time-out, keys refetched at most every
-    /// 30 s and trusted for an hour without the provider.
+    /// 30 s, refreshed after 5 minutes and trusted for an hour without the provider.
     pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
         OidcConfig {
             issuer: issuer.into(),
@@ -74,6 +78,7 @@ impl OidcConfig {
             leeway_secs: 30,
             http_timeout: Duration::from_secs(5),
             key_refetch_interval: Duration::from_secs(30),
+            key_refresh_interval: Duration::from_secs(300),
             key_max_age: Duration::from_secs(3600),
             token_params: Vec::new(),
             ca_certificates_pem: Vec::new(),

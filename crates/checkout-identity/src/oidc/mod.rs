@@ -55,7 +55,9 @@ impl Refusal {
 ///   `issuer` must be the configured one); its JWKS is fetched on first use and cached. A
 ///   token whose `kid` the cache lacks fetches the keys again, at most once per
 ///   [`key_refetch_interval`](OidcConfig::key_refetch_interval), so the provider may rotate
-///   keys without a restart and forged key ids cannot flood it. While the provider cannot be
+///   keys without a restart and forged key ids cannot flood it. Keys older than
+///   [`key_refresh_interval`](OidcConfig::key_refresh_interval) are fetched again in the
+///   background, so a key the provider removed stops verifying. While the provider cannot be
 ///   reached, the cached keys keep verifying for [`key_max_age`](OidcConfig::key_max_age).
 /// - A token is verified with an allowlist of asymmetric algorithms (never `none`, never
 ///   HMAC), the key's own type and `alg`, `iss` and `aud` equal to the configured ones, `exp`
@@ -76,7 +78,7 @@ impl Refusal {
 /// Secrets and tokens are never logged, nor put in an error.
 pub struct OidcIdentity {
     config: Arc<OidcConfig>,
-    remote: Remote,
+    remote: Arc<Remote>,
     clients: Arc<dyn ClientStore>,
     client_status: ClientStatus,
     algorithms: Vec<Algorithm>,
@@ -108,7 +110,7 @@ impl OidcIdentity {
         }
         let config = Arc::new(config);
         Ok(OidcIdentity {
-            remote: Remote::new(Arc::clone(&config))?,
+            remote: Arc::new(Remote::new(Arc::clone(&config))?),
             config,
             clients,
             client_status: ClientStatus::new(DEFAULT_CLIENT_STATUS_TTL),
@@ -131,7 +133,8 @@ impl OidcIdentity {
 
     /// The keys that verify a token with this header: the cached ones, fetched first when
     /// none are held, when they are older than the maximum age, or when none has the
-    /// token's key id (each fetch at most once per refetch interval).
+    /// token's key id (each fetch at most once per refetch interval); keys older than the
+    /// refresh interval are fetched again in the background meanwhile.
     async fn key_for(
         &self,
         kid: Option<&str>,
@@ -157,6 +160,9 @@ impl OidcIdentity {
                 }
             }
         };
+        if now.saturating_duration_since(snapshot.fetched_at) >= self.config.key_refresh_interval {
+            self.remote.refresh_in_background(snapshot.fetched_at);
+        }
         if let Some(key) = snapshot.find(kid, alg) {
             return Ok(key);
         }

@@ -2,6 +2,7 @@
 //! fetched and cached, fetched again at most once per interval.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
@@ -88,6 +89,17 @@ pub(crate) struct Remote {
     keys: RwLock<Option<Arc<KeySnapshot>>>,
     /// Held while fetching, so that concurrent verifications make one fetch.
     fetching: Mutex<Fetching>,
+    /// A background refresh is under way.
+    refreshing: AtomicBool,
+}
+
+/// Clears [`Remote::refreshing`] when the background refresh ends, panics included.
+struct RefreshingFlag(Arc<Remote>);
+
+impl Drop for RefreshingFlag {
+    fn drop(&mut self) {
+        self.0.refreshing.store(false, Ordering::Release);
+    }
 }
 
 /// The marker error of an unreachable provider, with what failed.
@@ -122,6 +134,7 @@ impl Remote {
                 metadata: None,
                 last_attempt: None,
             }),
+            refreshing: AtomicBool::new(false),
         })
     }
 
@@ -148,8 +161,32 @@ impl Remote {
         Ok(metadata)
     }
 
+    /// Fetches the keys again on a task of its own, unless one is under way; `seen` is the
+    /// fetch time of the keys found too old (see [`refresh`](Self::refresh)). Needs a tokio
+    /// runtime.
+    pub fn refresh_in_background(self: &Arc<Self>, seen: Instant) {
+        if self
+            .refreshing
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        let flag = RefreshingFlag(Arc::clone(self));
+        tokio::spawn(async move {
+            if let Err(e) = flag.0.refresh(Some(seen)).await {
+                tracing::warn!(
+                    error = format!("{e:#}"),
+                    "identity provider keys not refreshed; the cached ones keep verifying"
+                );
+            }
+            drop(flag);
+        });
+    }
+
     /// Fetches the keys again, unless a fetch was attempted less than the refetch interval
-    /// ago (`force`: even then, for the first fetch). Answers the keys held afterwards.
+    /// ago, or other keys than those fetched at `seen` are held already (another caller
+    /// fetched meanwhile). Answers the keys held afterwards.
     pub async fn refresh(&self, seen: Option<Instant>) -> anyhow::Result<Option<Arc<KeySnapshot>>> {
         let mut state = self.fetching.lock().await;
         // Another verification fetched while this one waited: use its keys.

@@ -196,6 +196,39 @@ async fn a_retired_key_no_longer_verifies_once_the_keys_are_fetched_again() {
 }
 
 #[tokio::test]
+async fn a_key_the_provider_removed_stops_verifying_after_the_refresh_interval() {
+    let oidc = Oidc::start_with(provider_clients(), |config| {
+        config.key_refresh_interval = Duration::from_secs(1);
+    });
+    let old = oidc.provider.token(CLIENT, SECRET).await;
+    oidc.identity.verify(&old).await.unwrap();
+    // The provider drops the key (a compromised key replaced); no token names the new one.
+    oidc.provider.rotate().await;
+    oidc.provider.retire_old_keys().await;
+    oidc.identity.verify(&old).await.unwrap();
+    assert_eq!(
+        jwks_fetches(&oidc.provider).await,
+        1,
+        "no fetch before the interval"
+    );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // The first verification after the interval still uses the cached keys and fetches
+    // anew in the background; soon after, the removed key verifies nothing.
+    let started = Instant::now();
+    let refused = loop {
+        match oidc.identity.verify(&old).await {
+            Err(IdentityError::Rejected(AuthFailure::InvalidToken)) => break true,
+            Ok(_) if started.elapsed() < Duration::from_secs(3) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            _ => break false,
+        }
+    };
+    assert!(refused, "the removed key still verifies");
+    assert_eq!(jwks_fetches(&oidc.provider).await, 2);
+}
+
+#[tokio::test]
 async fn with_the_provider_down_tokens_are_unavailable_and_cached_keys_verify_until_they_expire() {
     let mut oidc = Oidc::start_with(provider_clients(), |config| {
         config.key_max_age = Duration::from_secs(3);
