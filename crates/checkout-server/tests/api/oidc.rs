@@ -224,7 +224,7 @@ async fn every_refusal_of_spec_5_7_and_the_provider_down_through_the_oidc_adapte
     }
 
     // Missing bearer, malformed, expired, no role, another key, HMAC keyed with the public
-    // key, wrong audience, alg none: all 401.
+    // key, wrong audience, alg none, another issuer: all 401.
     let claims = |edit: &dyn Fn(&mut Value)| {
         let mut claims = json!({
             "iss": provider.issuer, "aud": "hosted-checkout", "sub": "sandbox-client",
@@ -286,6 +286,15 @@ async fn every_refusal_of_spec_5_7_and_the_provider_down_through_the_oidc_adapte
         ),
         parts.next().unwrap()
     );
+    // Another issuer signing with the very same key.
+    let other_issuer = NodeProvider::start(json!({
+        "audience": "hosted-checkout",
+        "keys": provider.keys().await,
+        "clients": [{"client_id": "sandbox-client", "client_secret": SECRET,
+                     "claims": {"roles": ["SvcTerminal"]}}],
+    }));
+    let foreign = other_issuer.token("sandbox-client", SECRET).await;
+    drop(other_issuer);
     let missing = server.post(protected, None, &body).await;
     assert_problem(&missing, 401, UNAUTHORIZED);
     for bad in [
@@ -296,6 +305,7 @@ async fn every_refusal_of_spec_5_7_and_the_provider_down_through_the_oidc_adapte
         &no_role_token,
         &hmac,
         &none,
+        &foreign,
     ] {
         let reply = server.post(protected, Some(bad), &body).await;
         assert_problem(&reply, 401, UNAUTHORIZED);
