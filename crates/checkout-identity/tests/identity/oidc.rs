@@ -55,6 +55,27 @@ async fn a_token_fetched_from_the_provider_directly_verifies_the_same_way() {
 }
 
 #[tokio::test]
+async fn a_token_the_provider_issued_expires_at_its_exp() {
+    let clients = json!([
+        {"client_id": CLIENT, "client_secret": SECRET, "ttl": 2,
+         "claims": {"roles": ["SvcTerminal"]}},
+    ]);
+    let oidc = Oidc::start_with(clients, |config| config.leeway_secs = 0);
+    let issued = oidc
+        .identity
+        .issue_token(&credentials(CLIENT, SECRET))
+        .await
+        .unwrap();
+    assert!(issued.expires_in <= 2, "expiresIn {}", issued.expires_in);
+    oidc.identity.verify(issued.token.expose()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(3100)).await;
+    assert_rejected(
+        oidc.identity.verify(issued.token.expose()).await,
+        AuthFailure::ExpiredToken,
+    );
+}
+
+#[tokio::test]
 async fn a_provider_client_with_no_terminal_here_is_refused() {
     let oidc = Oidc::start();
     // Its tokens verify at the provider, but the service has no terminal for it: SVC_005.
