@@ -37,6 +37,9 @@ async fn oidc_server(provider: &NodeProvider, label: &str) -> TestServer {
             ("CHECKOUT__IDENTITY__OIDC__TIMEOUT_MS", "1500"),
             ("CHECKOUT__IDENTITY__OIDC__KEY_REFETCH_SECONDS", "0"),
             ("CHECKOUT__METRICS__ADDRESS", "127.0.0.1:0"),
+            // Every debug line too (the adapter's and its HTTP client's), for the checks that
+            // no secret or token is logged.
+            ("RUST_LOG", "debug"),
             // The sandbox client is the provider's client of the same id.
             ("CHECKOUT__SANDBOX__CLIENT_SECRET", SECRET),
         ],
@@ -177,7 +180,10 @@ async fn the_merchant_flow_runs_with_tokens_of_an_openid_connect_provider() {
         assert_eq!(status.status, 200, "{}", status.body);
     }
 
-    // No secret and no token in the server's log or its metrics.
+    // No secret and no token in the server's database or log (the card-data check)...
+    crate::support::card_data::assert_absent(&server, &[SECRET, &token, &direct, &rotated])
+        .await;
+    // ...nor in its metrics.
     let port = server.metrics_port.expect("a metrics listener");
     let metrics = server
         .http
