@@ -20,6 +20,7 @@ use checkout_webhooks::{SecretBox, UrlPolicy, WebhookAdapter, WebhookSender};
 use time::Duration;
 use url::Url;
 
+use crate::metrics::identity::MeteredIdentity;
 use crate::metrics::processor::MeteredProcessor;
 use crate::settings::{Environment, IdentityProviderKind, ProcessorKind, Settings};
 use crate::system::{RandomIds, SystemClock};
@@ -163,7 +164,7 @@ pub fn identity(
     }
 }
 
-/// Wires every port: Postgres storage, the configured identity provider, the configured card
+/// Wires every port: Postgres storage, the configured identity provider (metered), the configured card
 /// processor (metered), the webhook adapter, the system clock and random ids.
 pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Result<Wired> {
     let key = signing_key(settings)?;
@@ -171,6 +172,7 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     let csrf_secret = derive_secret(&key, "hosted-checkout pages csrf v1");
     let keys = KeySet::new(key);
     let (identity, jwks) = identity(settings, keys, Arc::new(store.clone()))?;
+    let identity: Arc<dyn IdentityProvider> = Arc::new(MeteredIdentity::new(identity));
 
     let timeout = std::time::Duration::from_millis(settings.processor.timeout_ms);
     let processor: Arc<dyn CardProcessor> = match settings.processor.kind {

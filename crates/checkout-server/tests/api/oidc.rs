@@ -55,6 +55,20 @@ async fn oidc_server(provider: &NodeProvider, label: &str) -> TestServer {
     server
 }
 
+/// The server's Prometheus metrics.
+async fn scrape(server: &TestServer) -> String {
+    let port = server.metrics_port.expect("a metrics listener");
+    server
+        .http
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 fn provider() -> NodeProvider {
     NodeProvider::start(json!({
         "audience": "hosted-checkout",
@@ -181,20 +195,15 @@ async fn the_merchant_flow_runs_with_tokens_of_an_openid_connect_provider() {
     }
 
     // No secret and no token in the server's database or log (the card-data check)...
-    crate::support::card_data::assert_absent(&server, &[SECRET, &token, &direct, &rotated])
-        .await;
+    crate::support::card_data::assert_absent(&server, &[SECRET, &token, &direct, &rotated]).await;
     // ...nor in its metrics.
-    let port = server.metrics_port.expect("a metrics listener");
-    let metrics = server
-        .http
-        .get(format!("http://127.0.0.1:{port}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(metrics.contains("# TYPE"), "metrics scraped");
+    let metrics = scrape(&server).await;
+    for sample in [
+        r#"checkout_identity_calls_total{call="issue_token",outcome="ok"}"#,
+        r#"checkout_identity_calls_total{call="verify",outcome="ok"}"#,
+    ] {
+        assert!(metrics.contains(sample), "{sample} in {metrics}");
+    }
     for (what, text) in [("log", server.log()), ("metrics", metrics)] {
         assert!(!text.contains(SECRET), "the client secret is in the {what}");
         assert!(!text.contains(&token), "a token is in the {what}");
@@ -373,4 +382,16 @@ async fn every_refusal_of_spec_5_7_and_the_provider_down_through_the_oidc_adapte
         !server.log().contains(SECRET),
         "the client secret is in the log"
     );
+
+    // The outcomes are counted, without a client id, secret or token among the labels.
+    let metrics = scrape(&server).await;
+    for sample in [
+        r#"checkout_identity_calls_total{call="issue_token",outcome="refused"}"#,
+        r#"checkout_identity_calls_total{call="issue_token",outcome="unavailable"}"#,
+        r#"checkout_identity_calls_total{call="verify",outcome="refused"}"#,
+        r#"checkout_identity_calls_total{call="verify",outcome="unregistered"}"#,
+    ] {
+        assert!(metrics.contains(sample), "{sample} in {metrics}");
+    }
+    assert!(!metrics.contains("sandbox-client") && !metrics.contains(SECRET));
 }
