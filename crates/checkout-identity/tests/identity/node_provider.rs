@@ -7,6 +7,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -159,15 +160,21 @@ impl Drop for NodeProvider {
     }
 }
 
+static LAUNCHES: AtomicU32 = AtomicU32::new(0);
+
 fn spawn(config: &Value) -> (Child, String) {
     let dir = package_dir();
+    // Its standard error goes to a file, shown if it does not start.
+    let n = LAUNCHES.fetch_add(1, Ordering::Relaxed);
+    let errors =
+        std::env::temp_dir().join(format!("oidc-provider-{}-{n}.stderr", std::process::id()));
     let mut child = Command::new("node")
         .arg(repo_root().join("scripts/oidc-provider.mjs"))
         .arg(config.to_string())
         .env("OIDC_PROVIDER_DIR", dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&errors).unwrap())
         .spawn()
         .expect("starting node (scripts/oidc-provider.mjs)");
     let stdout = child.stdout.take().unwrap();
@@ -181,9 +188,12 @@ fn spawn(config: &Value) -> (Child, String) {
         Ok(line) if !line.trim().is_empty() => line,
         _ => {
             let _ = child.kill();
-            panic!("the OpenID Connect provider did not start");
+            let _ = child.wait();
+            let stderr = std::fs::read_to_string(&errors).unwrap_or_default();
+            panic!("the OpenID Connect provider did not start:\n{stderr}");
         }
     };
+    let _ = std::fs::remove_file(&errors);
     let ready: Value = serde_json::from_str(line.trim()).unwrap();
     (child, ready["issuer"].as_str().unwrap().to_owned())
 }
