@@ -10,7 +10,7 @@ use checkout_domain::CheckoutError;
 use checkout_postgres::PgStore;
 use uuid::Uuid;
 
-use crate::settings::Settings;
+use crate::settings::{IdentityProviderKind, Settings};
 use crate::{database, wiring};
 
 /// One operator command.
@@ -355,6 +355,11 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
             }
         }
         Command::CreateClient { terminal } => {
+            if settings.identity.provider == IdentityProviderKind::Oidc {
+                bail!(
+                    "the identity provider is an external OpenID Connect provider: create the client there, then bind it here with `checkout client link {terminal} <client_id>`"
+                );
+            }
             let number = terminal_number(&terminal)?;
             let client_id = checkout_identity::generate_client_id(&number);
             let secret = checkout_identity::generate_secret();

@@ -46,7 +46,21 @@ async fn oidc_server(provider: &NodeProvider, label: &str) -> TestServer {
     )
     .await;
     server.client_secret = SECRET.to_owned();
-    // The operator binds the provider's other client to the terminal.
+    // With an external provider, the operator cannot make a client with a secret here...
+    let create = std::process::Command::new(env!("CARGO_BIN_EXE_checkout"))
+        .args(["client", "create", &server.terminal])
+        .env_remove("CHECKOUT_CONFIG")
+        .env("DATABASE_URL", server.database_url())
+        .env("CHECKOUT__DATA_DIR", server.dir.join("operator"))
+        .env("CHECKOUT__IDENTITY__PROVIDER", "oidc")
+        .env("CHECKOUT__IDENTITY__OIDC__ISSUER", &provider.issuer)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run the checkout binary");
+    assert!(!create.status.success());
+    let stderr = String::from_utf8_lossy(&create.stderr);
+    assert!(stderr.contains("checkout client link"), "{stderr}");
+    // ...and binds the provider's other client to the terminal.
     let linked = crate::operator::stdout(&crate::operator::checkout(
         &server,
         &["client", "link", &server.terminal, NO_ROLE],
