@@ -13,8 +13,11 @@ const MAX_CLIENT_ID_LEN: usize = 255;
 /// A verified token's client, roles and expiry (its terminal is the service's to resolve).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ProviderClaims {
+    /// The OAuth client, from the first configured client claim present.
     pub client_id: String,
+    /// SvcTerminal when a configured role claim holds the configured name; else none.
     pub roles: Vec<Role>,
+    /// The token's `exp`.
     pub expires_at: OffsetDateTime,
 }
 

@@ -30,8 +30,11 @@ pub(crate) enum AuthMethod {
 /// What the discovery document says that this adapter uses.
 #[derive(Debug, Clone)]
 pub(crate) struct Metadata {
+    /// Where client credentials are exchanged (absent: the provider only verifies).
     pub token_endpoint: Option<String>,
+    /// Where the signing keys are published.
     pub jwks_uri: String,
+    /// How the client authenticates at the token endpoint.
     pub auth_method: AuthMethod,
 }
 
@@ -45,6 +48,7 @@ struct Discovery {
 
 /// One verification key of the provider.
 pub(crate) struct ProviderKey {
+    /// The public key.
     pub key: DecodingKey,
     /// The algorithms this key may verify, by its type and curve (and its `alg`, if given).
     pub algorithms: Vec<Algorithm>,
@@ -52,8 +56,11 @@ pub(crate) struct ProviderKey {
 
 /// The keys of one fetch, by key id; keys without a key id are kept apart.
 pub(crate) struct KeySnapshot {
+    /// The keys with a `kid`.
     pub by_kid: HashMap<String, Arc<ProviderKey>>,
+    /// The keys without one.
     pub unnamed: Vec<Arc<ProviderKey>>,
+    /// When they were fetched.
     pub fetched_at: Instant,
 }
 
@@ -108,6 +115,8 @@ pub(crate) fn unavailable(what: impl Into<String>) -> anyhow::Error {
 }
 
 impl Remote {
+    /// Nothing fetched yet; every call bounded by the configured time-out, no redirect
+    /// followed, the configured CA certificates trusted besides the public roots.
     pub fn new(config: Arc<OidcConfig>) -> anyhow::Result<Self> {
         let mut builder = reqwest::Client::builder()
             .timeout(config.http_timeout)
@@ -138,6 +147,7 @@ impl Remote {
         })
     }
 
+    /// The HTTP client of every call to the provider.
     pub fn http(&self) -> &reqwest::Client {
         &self.http
     }
@@ -184,8 +194,8 @@ impl Remote {
         });
     }
 
-    /// Fetches the keys again, unless a fetch was attempted less than the refetch interval
-    /// ago, or other keys than those fetched at `seen` are held already (another caller
+    /// Fetches the keys again (discovering the provider first if need be), unless a fetch was
+    /// attempted less than the refetch interval ago, or other keys than those fetched at `seen` are held already (another caller
     /// fetched meanwhile). Answers the keys held afterwards.
     pub async fn refresh(&self, seen: Option<Instant>) -> anyhow::Result<Option<Arc<KeySnapshot>>> {
         let mut state = self.fetching.lock().await;
