@@ -2,9 +2,9 @@
 # Runs the whole test suite on a fresh machine.
 #
 # Installs what the tests need (from Debian: the PostgreSQL server binaries, chromium,
-# chromium-driver and npm, when missing; axe-core from npm; localstripe, the Standard Webhooks
-# library and the Prometheus client's text parser from PyPI into private virtualenvs), then runs
-# every test with cargo-nextest. PAGES_FULL_MATRIX=1 makes the page tests walk all eight
+# chromium-driver, npm and openssl, when missing; axe-core and oidc-provider from npm;
+# localstripe, the Standard Webhooks library and the Prometheus client's text parser from PyPI
+# into private virtualenvs), then runs every test with cargo-nextest. PAGES_FULL_MATRIX=1 makes the page tests walk all eight
 # combinations of size, language and script instead of three.
 # The tests start their own private Postgres cluster, their own localstripe and their own webhook
 # receiver; nothing else needs to be running. Extra arguments go to `cargo nextest run` (for
@@ -24,6 +24,8 @@ have_initdb || packages+=(postgresql)
 command -v chromium >/dev/null 2>&1 || packages+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+# The identity tests make a private CA for an https OpenID Connect provider.
+command -v openssl >/dev/null 2>&1 || packages+=(openssl)
 if ((${#packages[@]})); then
     echo "== installing ${packages[*]}" >&2
     sudo_cmd=()
@@ -46,6 +48,10 @@ export PROMETHEUS_PARSER_PYTHON
 
 echo "== axe-core (npm), for the page tests' accessibility scans" >&2
 ./scripts/axe.sh >/dev/null
+
+echo "== oidc-provider (npm), the OpenID Connect provider of the identity adapter's tests" >&2
+OIDC_PROVIDER_DIR="$(./scripts/oidc-provider.sh)"
+export OIDC_PROVIDER_DIR
 
 echo "== cargo nextest" >&2
 # A missing or changed insta snapshot fails its test and nothing is written: snapshots are

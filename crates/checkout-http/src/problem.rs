@@ -3,6 +3,7 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
+use checkout_domain::ports::ProviderUnavailable;
 use checkout_domain::{AuthFailure, CheckoutError, IdempotencyConflict, SvcCode, ValidationErrors};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -36,7 +37,13 @@ pub fn set_unavailable_classifier(is_unavailable: fn(&anyhow::Error) -> bool) {
 }
 
 fn is_unavailable(e: &anyhow::Error) -> bool {
-    UNAVAILABLE.get().is_some_and(|test| test(e))
+    identity_unavailable(e) || UNAVAILABLE.get().is_some_and(|test| test(e))
+}
+
+/// True when an external identity provider could not be reached (its adapter marks the error
+/// with [`ProviderUnavailable`]).
+fn identity_unavailable(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| cause.is::<ProviderUnavailable>())
 }
 
 /// True when `error` is an unexpected error that the registered classifier calls "a
@@ -261,6 +268,10 @@ impl ProblemDetails {
             CheckoutError::NotFound(detail) => {
                 Self::plain(StatusCode::NOT_FOUND, (*detail).to_owned())
             }
+            CheckoutError::Unknown(e) if identity_unavailable(e) => Self::plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The identity provider cannot be reached right now. Retry shortly.".to_owned(),
+            ),
             CheckoutError::Unknown(e) if is_unavailable(e) => Self::plain(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "The database cannot be reached right now (for example during a failover). \

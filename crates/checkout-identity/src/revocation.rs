@@ -8,6 +8,10 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use checkout_domain::ports::ClientStore;
+use checkout_domain::values::TerminalNumber;
+
+/// What is remembered of a client: its terminal and whether it is active; `None`: no client.
+type Known = Option<(TerminalNumber, bool)>;
 
 /// How long a client's active flag is trusted by default.
 pub const DEFAULT_CLIENT_STATUS_TTL: Duration = Duration::from_secs(1);
@@ -15,10 +19,10 @@ pub const DEFAULT_CLIENT_STATUS_TTL: Duration = Duration::from_secs(1);
 /// The most clients remembered; when full, the memory is emptied (clients are few).
 const MAX_CLIENTS: usize = 10_000;
 
-/// Clients' active flags, each with when it was read.
+/// Clients' terminals and active flags, each with when it was read.
 pub(crate) struct ClientStatus {
     ttl: Duration,
-    known: Mutex<HashMap<String, (bool, Instant)>>,
+    known: Mutex<HashMap<String, (Known, Instant)>>,
 }
 
 impl ClientStatus {
@@ -30,7 +34,7 @@ impl ClientStatus {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, (bool, Instant)>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, (Known, Instant)>> {
         self.known
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -43,23 +47,36 @@ impl ClientStatus {
         store: &dyn ClientStore,
         client_id: &str,
     ) -> anyhow::Result<bool> {
+        Ok(self
+            .lookup(store, client_id)
+            .await?
+            .is_some_and(|(_, active)| active))
+    }
+
+    /// The terminal of `client_id` and whether the client is active (`None`: no such
+    /// client), read from `store` unless read less than `ttl` ago.
+    pub(crate) async fn lookup(
+        &self,
+        store: &dyn ClientStore,
+        client_id: &str,
+    ) -> anyhow::Result<Known> {
         let now = Instant::now();
-        if let Some((active, read)) = self.lock().get(client_id) {
+        if let Some((known, read)) = self.lock().get(client_id) {
             if now.saturating_duration_since(*read) < self.ttl {
-                return Ok(*active);
+                return Ok(known.clone());
             }
         }
-        let active = store
+        let known = store
             .get_client(client_id)
             .await?
-            .is_some_and(|client| client.active);
+            .map(|client| (client.terminal, client.active));
         if !self.ttl.is_zero() {
-            let mut known = self.lock();
-            if known.len() >= MAX_CLIENTS && !known.contains_key(client_id) {
-                known.clear();
+            let mut map = self.lock();
+            if map.len() >= MAX_CLIENTS && !map.contains_key(client_id) {
+                map.clear();
             }
-            known.insert(client_id.to_owned(), (active, now));
+            map.insert(client_id.to_owned(), (known.clone(), now));
         }
-        Ok(active)
+        Ok(known)
     }
 }

@@ -10,7 +10,7 @@ use checkout_domain::CheckoutError;
 use checkout_postgres::PgStore;
 use uuid::Uuid;
 
-use crate::settings::Settings;
+use crate::settings::{IdentityProviderKind, Settings};
 use crate::{database, wiring};
 
 /// One operator command.
@@ -60,6 +60,14 @@ pub enum Command {
     CreateClient {
         /// The terminal.
         terminal: String,
+    },
+    /// Bind an external identity provider's client id to a terminal (with the OpenID Connect
+    /// adapter): its tokens then act for the terminal. No secret is kept for it here.
+    LinkClient {
+        /// The terminal.
+        terminal: String,
+        /// The provider's client id (the `client_id` or `azp` claim of its tokens).
+        client_id: String,
     },
     /// Activate or deactivate a client.
     SetClientActive {
@@ -152,6 +160,16 @@ impl Command {
             ["client", "create", terminal] => Command::CreateClient {
                 terminal: (*terminal).to_owned(),
             },
+            ["client", "link", terminal, client_id]
+                if !client_id.trim().is_empty()
+                    && client_id.len() <= 255
+                    && !client_id.chars().any(char::is_control) =>
+            {
+                Command::LinkClient {
+                    terminal: (*terminal).to_owned(),
+                    client_id: (*client_id).to_owned(),
+                }
+            }
             ["client", verb @ ("activate" | "deactivate"), client_id] => Command::SetClientActive {
                 client_id: (*client_id).to_owned(),
                 active: *verb == "activate",
@@ -361,6 +379,11 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
             }
         }
         Command::CreateClient { terminal } => {
+            if settings.identity.provider == IdentityProviderKind::Oidc {
+                bail!(
+                    "the identity provider is an external OpenID Connect provider: create the client there, then bind it here with `checkout client link {terminal} <client_id>`"
+                );
+            }
             let number = terminal_number(&terminal)?;
             let client_id = checkout_identity::generate_client_id(&number);
             let secret = checkout_identity::generate_secret();
@@ -376,6 +399,28 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
             writeln!(out, "client_id:     {client_id}")?;
             writeln!(out, "client_secret: {}", secret.expose())?;
             writeln!(out, "The secret is shown once; only its hash is stored.")?;
+        }
+        Command::LinkClient {
+            terminal,
+            client_id,
+        } => {
+            let number = terminal_number(&terminal)?;
+            // The hash of a random secret that is never shown: the built-in provider issues
+            // no token for a linked client, whatever secret is tried.
+            let unusable = checkout_identity::generate_secret();
+            store
+                .create_client(&OAuthClient {
+                    client_id: client_id.clone(),
+                    secret_hash: checkout_identity::hash_secret(unusable.expose())?,
+                    terminal: number,
+                    roles: vec![Role::SvcTerminal],
+                    active: true,
+                })
+                .await?;
+            writeln!(
+                out,
+                "client {client_id} linked to terminal {terminal}; its role comes from the provider's tokens"
+            )?;
         }
         Command::SetClientActive { client_id, active } => {
             if !store.set_client_active(&client_id, active).await? {
@@ -424,6 +469,15 @@ mod tests {
                 active: false
             })
         );
+        assert_eq!(
+            Command::parse(&["client", "link", "T-9", "shop-backend"]),
+            Ok(Command::LinkClient {
+                terminal: "T-9".into(),
+                client_id: "shop-backend".into()
+            })
+        );
+        assert!(Command::parse(&["client", "link", "T-9", "bad\u{7}id"]).is_err());
+        assert!(Command::parse(&["client", "link", "T-9"]).is_err());
         assert!(Command::parse(&["terminal", "create", "bad number!", "x"]).is_err());
         assert!(Command::parse(&["terminal", "create", "T-9"]).is_err());
         assert!(Command::parse(&["frobnicate"]).is_err());

@@ -9,6 +9,7 @@
 //! checkout terminal capture-method <number> automatic|manual
 //! checkout terminal list
 //! checkout client create <terminal number>         prints the new client_id and secret once
+//! checkout client link <terminal number> <client_id>  binds an OpenID Connect provider's client
 //! checkout client activate|deactivate <client_id>
 //! checkout client list
 //! checkout migrate                                 apply database migrations and exit
@@ -27,6 +28,7 @@ const USAGE: &str = "usage: checkout serve
        checkout terminal capture-method <number> automatic|manual
        checkout terminal list
        checkout client create <terminal number>
+       checkout client link <terminal number> <client_id>
        checkout client activate|deactivate <client_id>
        checkout client list
        checkout migrate

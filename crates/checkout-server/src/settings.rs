@@ -71,8 +71,135 @@ pub struct IdentitySettings {
     /// Token lifetime (`expiresIn`), seconds.
     pub token_lifetime_seconds: u32,
     /// The Ed25519 signing key (PKCS#8); defaults to `{data_dir}/keys/{environment}.pk8`,
-    /// created on first start.
+    /// created on first start. With the OpenID Connect provider it still derives the pages'
+    /// CSRF secret and the webhook secrets' sealing key.
     pub key_file: Option<PathBuf>,
+    /// Which identity provider issues and verifies tokens: `builtin` (the default) or `oidc`.
+    pub provider: IdentityProviderKind,
+    /// The external OpenID Connect provider (with `provider` = `oidc`).
+    pub oidc: OidcSettings,
+}
+
+/// Which identity provider adapter to use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdentityProviderKind {
+    /// The service is its own provider: Argon2id client secrets, EdDSA tokens, its own JWKS.
+    #[default]
+    Builtin,
+    /// An external OpenID Connect provider (Keycloak, Auth0, Entra ID, Okta, ZITADEL…).
+    Oidc,
+}
+
+/// The external OpenID Connect provider. Lists are comma-separated.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct OidcSettings {
+    /// The issuer identifier, exactly as the tokens' `iss` (discovery is read from
+    /// `<issuer>/.well-known/openid-configuration`). Required with `provider` = `oidc`;
+    /// `https` in production.
+    pub issuer: Option<String>,
+    /// The `aud` tokens must carry; defaults to the identity section's `audience`.
+    pub audience: Option<String>,
+    /// Claims granting roles, dotted paths.
+    pub role_claims: String,
+    /// The name in those claims that grants SvcTerminal.
+    pub terminal_role: String,
+    /// Claims naming the client, the first present wins.
+    pub client_claims: String,
+    /// Accepted signature algorithms (asymmetric only: HMAC names are refused).
+    pub algorithms: String,
+    /// Clock skew tolerated on `exp` and `nbf`, seconds.
+    pub leeway_seconds: u64,
+    /// Time-out of each call to the provider, milliseconds.
+    pub timeout_ms: u64,
+    /// A token with an unknown key id refetches the keys at most once per this many seconds.
+    pub key_refetch_seconds: u64,
+    /// Keys older than this are fetched again in the background, seconds (a key the
+    /// provider removed stops verifying within about this long).
+    pub key_refresh_seconds: u64,
+    /// How long fetched keys keep verifying while the provider cannot be reached, seconds.
+    pub key_max_age_seconds: u64,
+    /// Extra form parameters of the token request, `name=value&…` (e.g.
+    /// `audience=hosted-checkout` for Auth0, `resource=…` for a provider with resource
+    /// indicators).
+    pub token_params: Option<String>,
+    /// A PEM file of the certificate authorities of the provider's TLS certificate, trusted
+    /// besides the public web roots (a provider behind a private CA).
+    pub ca_file: Option<PathBuf>,
+}
+
+impl Default for OidcSettings {
+    fn default() -> Self {
+        OidcSettings {
+            issuer: None,
+            audience: None,
+            role_claims: "roles,realm_access.roles,scope".into(),
+            terminal_role: "SvcTerminal".into(),
+            client_claims: "client_id,azp".into(),
+            algorithms: "RS256,RS384,RS512,PS256,PS384,PS512,ES256,ES384,EdDSA".into(),
+            leeway_seconds: 30,
+            timeout_ms: 5000,
+            key_refetch_seconds: 30,
+            key_refresh_seconds: 300,
+            key_max_age_seconds: 3600,
+            token_params: None,
+            ca_file: None,
+        }
+    }
+}
+
+/// The items of a comma-separated list, trimmed, empty ones dropped.
+fn list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+impl OidcSettings {
+    /// The accepted algorithms, refusing an unknown name or an HMAC one.
+    pub fn algorithms(&self) -> anyhow::Result<Vec<checkout_identity::Algorithm>> {
+        let algorithms = list(&self.algorithms)
+            .iter()
+            .map(|name| {
+                let alg: checkout_identity::Algorithm = name
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("unknown algorithm {name:?}"))?;
+                if name.starts_with("HS") {
+                    bail!("{name} is symmetric: only asymmetric algorithms verify provider tokens");
+                }
+                Ok(alg)
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        if algorithms.is_empty() {
+            bail!("at least one algorithm is needed");
+        }
+        Ok(algorithms)
+    }
+
+    /// The role claims.
+    pub fn role_claims(&self) -> Vec<String> {
+        list(&self.role_claims)
+    }
+
+    /// The client claims.
+    pub fn client_claims(&self) -> Vec<String> {
+        list(&self.client_claims)
+    }
+
+    /// The extra token request parameters.
+    pub fn token_params(&self) -> Vec<(String, String)> {
+        self.token_params
+            .as_deref()
+            .map(|params| {
+                url::form_urlencoded::parse(params.as_bytes())
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// Business settings.
@@ -297,6 +424,8 @@ impl Default for IdentitySettings {
             audience: "hosted-checkout".into(),
             token_lifetime_seconds: 3600,
             key_file: None,
+            provider: IdentityProviderKind::Builtin,
+            oidc: OidcSettings::default(),
         }
     }
 }
@@ -495,6 +624,24 @@ impl Settings {
                 bail!("CHECKOUT__METRICS__ADDRESS must be an IP address and port, such as 127.0.0.1:9464");
             }
         }
+        if self.identity.provider == IdentityProviderKind::Oidc {
+            let oidc = &self.identity.oidc;
+            let Some(issuer) = &oidc.issuer else {
+                bail!("the oidc identity provider needs CHECKOUT__IDENTITY__OIDC__ISSUER");
+            };
+            let url = url::Url::parse(issuer).context("CHECKOUT__IDENTITY__OIDC__ISSUER")?;
+            if self.environment == Environment::Production && url.scheme() != "https" {
+                bail!("production needs an https CHECKOUT__IDENTITY__OIDC__ISSUER");
+            }
+            oidc.algorithms()
+                .context("CHECKOUT__IDENTITY__OIDC__ALGORITHMS")?;
+            if oidc.client_claims().is_empty() || oidc.role_claims().is_empty() {
+                bail!("CHECKOUT__IDENTITY__OIDC__CLIENT_CLAIMS and __ROLE_CLAIMS must name claims");
+            }
+            if oidc.timeout_ms == 0 || oidc.key_max_age_seconds == 0 {
+                bail!("CHECKOUT__IDENTITY__OIDC__TIMEOUT_MS and __KEY_MAX_AGE_SECONDS must be positive");
+            }
+        }
         if self.database.pool_size == 0 || self.identity.token_lifetime_seconds == 0 {
             bail!("pool_size and token_lifetime_seconds must be positive");
         }
@@ -574,6 +721,74 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn the_builtin_provider_is_the_default_and_oidc_is_chosen_and_checked() {
+        let default = Settings::from_sources(vars(&[])).unwrap();
+        assert_eq!(default.identity.provider, IdentityProviderKind::Builtin);
+        let oidc = Settings::from_sources(vars(&[
+            ("CHECKOUT__IDENTITY__PROVIDER", "oidc"),
+            ("CHECKOUT__IDENTITY__OIDC__ISSUER", "http://127.0.0.1:9999"),
+            (
+                "CHECKOUT__IDENTITY__OIDC__ROLE_CLAIMS",
+                "realm_access.roles, scope",
+            ),
+            ("CHECKOUT__IDENTITY__OIDC__ALGORITHMS", "RS256,ES256"),
+            (
+                "CHECKOUT__IDENTITY__OIDC__TOKEN_PARAMS",
+                "audience=hosted-checkout&scope=a+b",
+            ),
+        ]))
+        .unwrap();
+        assert_eq!(oidc.identity.provider, IdentityProviderKind::Oidc);
+        assert_eq!(
+            oidc.identity.oidc.role_claims(),
+            vec!["realm_access.roles", "scope"]
+        );
+        assert_eq!(oidc.identity.oidc.algorithms().unwrap().len(), 2);
+        assert_eq!(
+            oidc.identity.oidc.token_params(),
+            vec![
+                ("audience".to_owned(), "hosted-checkout".to_owned()),
+                ("scope".to_owned(), "a b".to_owned())
+            ]
+        );
+        for bad in [
+            vec![("CHECKOUT__IDENTITY__PROVIDER", "oidc")],
+            vec![
+                ("CHECKOUT__IDENTITY__PROVIDER", "oidc"),
+                ("CHECKOUT__IDENTITY__OIDC__ISSUER", "http://127.0.0.1:9999"),
+                ("CHECKOUT__IDENTITY__OIDC__ALGORITHMS", "RS256,HS256"),
+            ],
+            vec![
+                ("CHECKOUT__IDENTITY__PROVIDER", "oidc"),
+                ("CHECKOUT__IDENTITY__OIDC__ISSUER", "http://127.0.0.1:9999"),
+                ("CHECKOUT__IDENTITY__OIDC__ALGORITHMS", "none"),
+            ],
+            vec![("CHECKOUT__IDENTITY__PROVIDER", "keycloak")],
+        ] {
+            assert!(Settings::from_sources(vars(&bad)).is_err(), "{bad:?}");
+        }
+        // Production takes an https issuer only.
+        let production = |issuer: &'static str| {
+            vars(&[
+                ("CHECKOUT__ENVIRONMENT", "production"),
+                ("DATABASE_URL", "postgres://db/checkout"),
+                ("CHECKOUT__IDENTITY__KEY_FILE", "/etc/checkout/key.pem"),
+                ("CHECKOUT__SERVER__PUBLIC_BASE_URL", "https://pay.example"),
+                ("CHECKOUT__PROCESSOR__KIND", "stripe"),
+                (
+                    "CHECKOUT__PROCESSOR__STRIPE_BASE_URL",
+                    "https://api.stripe.com",
+                ),
+                ("CHECKOUT__PROCESSOR__STRIPE_API_KEY", "sk_live_x"),
+                ("CHECKOUT__IDENTITY__PROVIDER", "oidc"),
+                ("CHECKOUT__IDENTITY__OIDC__ISSUER", issuer),
+            ])
+        };
+        assert!(Settings::from_sources(production("https://sso.example/realms/payments")).is_ok());
+        assert!(Settings::from_sources(production("http://sso.example/realms/payments")).is_err());
     }
 
     #[test]

@@ -4,21 +4,25 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use checkout_domain::ports::CardProcessor;
+use checkout_domain::ports::{ClientStore, IdentityProvider};
 use checkout_domain::usecases::{
     ExpiryBounds, IdempotencyPolicy, ReconcilePolicy, WebhookPolicy, WebhookPorts, Webhooks,
 };
 use checkout_domain::values::CallbackRule;
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
 use checkout_http::dto::JsonEventEncoder;
-use checkout_identity::{BuiltinIdentity, IdentityConfig, KeySet, SigningKey};
+use checkout_identity::{
+    BuiltinIdentity, IdentityConfig, KeySet, OidcConfig, OidcIdentity, SigningKey,
+};
 use checkout_postgres::PgStore;
 use checkout_processor::{SandboxProcessor, StripeConfig, StripeProcessor};
 use checkout_webhooks::{SecretBox, UrlPolicy, WebhookAdapter, WebhookSender};
 use time::Duration;
 use url::Url;
 
+use crate::metrics::identity::MeteredIdentity;
 use crate::metrics::processor::MeteredProcessor;
-use crate::settings::{Environment, ProcessorKind, Settings};
+use crate::settings::{Environment, IdentityProviderKind, ProcessorKind, Settings};
 use crate::system::{RandomIds, SystemClock};
 
 /// The wired use cases and the public keys.
@@ -27,7 +31,8 @@ pub struct Wired {
     pub checkout: Checkout,
     /// The webhook use cases.
     pub webhooks: Webhooks,
-    /// The JWKS of the signing keys.
+    /// The JWKS of the signing keys (empty with an external OpenID Connect provider: the
+    /// service then signs no tokens).
     pub jwks: serde_json::Value,
     /// The pages' CSRF secret, derived from the signing key so that every instance sharing
     /// the key accepts the others' forms, and a restart keeps open pages valid.
@@ -93,27 +98,81 @@ pub fn wire_webhooks(
     ))
 }
 
-/// Wires every port: Postgres storage, the built-in identity provider, the configured card
+/// The configured identity provider over `clients`, and the JWKS the service publishes: the
+/// built-in provider signing with `keys`, or the external OpenID Connect provider (the
+/// service signs nothing then, and publishes an empty key set).
+pub fn identity(
+    settings: &Settings,
+    keys: KeySet,
+    clients: Arc<dyn ClientStore>,
+) -> anyhow::Result<(Arc<dyn IdentityProvider>, serde_json::Value)> {
+    let client_status_ttl =
+        std::time::Duration::from_millis(settings.security.client_status_cache_ms);
+    match settings.identity.provider {
+        IdentityProviderKind::Builtin => {
+            let jwks = keys.jwks();
+            let identity = BuiltinIdentity::new(
+                IdentityConfig {
+                    issuer: settings.issuer(),
+                    audience: settings.identity.audience.clone(),
+                    environment: settings.environment,
+                    token_lifetime: Duration::seconds(i64::from(
+                        settings.identity.token_lifetime_seconds,
+                    )),
+                },
+                keys,
+                clients,
+            )
+            .with_client_status_ttl(client_status_ttl);
+            Ok((Arc::new(identity), jwks))
+        }
+        IdentityProviderKind::Oidc => {
+            let oidc = &settings.identity.oidc;
+            // Present: `Settings::validate` requires it for the oidc provider.
+            let issuer = oidc
+                .issuer
+                .clone()
+                .context("CHECKOUT__IDENTITY__OIDC__ISSUER")?;
+            let mut config = OidcConfig::new(
+                issuer,
+                oidc.audience
+                    .clone()
+                    .unwrap_or_else(|| settings.identity.audience.clone()),
+            );
+            config.role_claims = oidc.role_claims();
+            config.terminal_role = oidc.terminal_role.clone();
+            config.client_claims = oidc.client_claims();
+            config.algorithms = oidc.algorithms()?;
+            config.leeway_secs = oidc.leeway_seconds;
+            config.http_timeout = std::time::Duration::from_millis(oidc.timeout_ms);
+            config.key_refetch_interval = std::time::Duration::from_secs(oidc.key_refetch_seconds);
+            config.key_refresh_interval = std::time::Duration::from_secs(oidc.key_refresh_seconds);
+            config.key_max_age = std::time::Duration::from_secs(oidc.key_max_age_seconds);
+            config.token_params = oidc.token_params();
+            if let Some(file) = &oidc.ca_file {
+                config.ca_certificates_pem = std::fs::read(file).with_context(|| {
+                    format!(
+                        "reading CHECKOUT__IDENTITY__OIDC__CA_FILE {}",
+                        file.display()
+                    )
+                })?;
+            }
+            let identity =
+                OidcIdentity::new(config, clients)?.with_client_status_ttl(client_status_ttl);
+            Ok((Arc::new(identity), serde_json::json!({ "keys": [] })))
+        }
+    }
+}
+
+/// Wires every port: Postgres storage, the configured identity provider (metered), the configured card
 /// processor (metered), the webhook adapter, the system clock and random ids.
 pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Result<Wired> {
     let key = signing_key(settings)?;
     let webhooks = wire_webhooks(settings, &key, store.clone())?;
     let csrf_secret = derive_secret(&key, "hosted-checkout pages csrf v1");
     let keys = KeySet::new(key);
-    let jwks = keys.jwks();
-    let identity = BuiltinIdentity::new(
-        IdentityConfig {
-            issuer: settings.issuer(),
-            audience: settings.identity.audience.clone(),
-            environment: settings.environment,
-            token_lifetime: Duration::seconds(i64::from(settings.identity.token_lifetime_seconds)),
-        },
-        keys,
-        Arc::new(store.clone()),
-    )
-    .with_client_status_ttl(std::time::Duration::from_millis(
-        settings.security.client_status_cache_ms,
-    ));
+    let (identity, jwks) = identity(settings, keys, Arc::new(store.clone()))?;
+    let identity: Arc<dyn IdentityProvider> = Arc::new(MeteredIdentity::new(identity));
 
     let timeout = std::time::Duration::from_millis(settings.processor.timeout_ms);
     let processor: Arc<dyn CardProcessor> = match settings.processor.kind {
@@ -191,7 +250,7 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
             terminals: store.clone(),
             idempotency: store,
             processor,
-            identity: Arc::new(identity),
+            identity,
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds),
         },

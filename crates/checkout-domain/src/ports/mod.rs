@@ -13,7 +13,7 @@ mod webhooks;
 
 pub use events::EventLog;
 pub use idempotency::{Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse};
-pub use identity::{ClientStore, IdentityError, IdentityProvider};
+pub use identity::{ClientStore, IdentityError, IdentityProvider, ProviderUnavailable};
 pub use processor::{
     AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
     RefundOutcome, RefundRequest,

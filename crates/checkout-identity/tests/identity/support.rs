@@ -208,3 +208,14 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A well-formed RS256 token with an unknown kid and a signature that proves nothing: it
+/// makes a verifier look for the kid's key.
+pub fn forge_any() -> String {
+    let header = json!({"alg": "RS256", "typ": "JWT", "kid": "no-such-key"});
+    format!(
+        "{}.{}",
+        signing_input(&header, &valid_claims()),
+        b64(&[0u8; 256])
+    )
+}

@@ -11,6 +11,7 @@
 //! cheap to read in memory can be refreshed on every scrape in [`refresh_on_scrape`].
 //! Histograms use [`LATENCY_BUCKETS`].
 
+pub mod identity;
 pub mod processor;
 
 use std::net::TcpListener;
@@ -91,6 +92,15 @@ fn describe() {
         processor::CALL_DURATION,
         metrics::Unit::Seconds,
         "Card processor call latency, by call and outcome."
+    );
+    metrics::describe_counter!(
+        identity::CALLS_TOTAL,
+        "Identity provider calls (issue_token, verify), by call and outcome."
+    );
+    metrics::describe_histogram!(
+        identity::ISSUE_DURATION,
+        metrics::Unit::Seconds,
+        "Token issuance latency, by outcome."
     );
     metrics::describe_counter!(
         store::SESSIONS_CREATED,

@@ -16,6 +16,7 @@ mod errors;
 mod events;
 mod idempotency;
 mod lifecycle;
+mod oidc;
 mod openapi;
 mod operator;
 mod payment_link;
