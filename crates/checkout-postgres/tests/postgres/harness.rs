@@ -57,7 +57,8 @@ async fn attempts_keep_no_card_number_expiry_or_cvv() {
             "payment_method",
             "return_url",
             "checks",
-            "next_check_at"
+            "next_check_at",
+            "capture_method"
         ]
     );
 }

@@ -239,7 +239,27 @@ impl StripeProcessor {
                     .await
                     .map_err(|e| ProcessorError::Communication(describe(e)))?
             }
-            Err(e) => return Err(failure_of(e)),
+            Err(e) => {
+                // No answer (or a 5xx Stripe may have saved under the key, which every
+                // replay would repeat): the intent itself tells whether it is captured. An
+                // intent is captured once, so a captured one holds this capture's amount.
+                let failure = failure_of(e);
+                if !matches!(failure, ProcessorError::Communication(_)) {
+                    return Err(failure);
+                }
+                match self
+                    .client
+                    .get::<PaymentIntent>(
+                        "retrieve payment intent",
+                        &["v1", "payment_intents", request.processor_reference],
+                        &[],
+                    )
+                    .await
+                {
+                    Ok(intent) if intent.status == IntentStatus::Succeeded => intent,
+                    _ => return Err(failure),
+                }
+            }
         };
         match intent.status {
             IntentStatus::Succeeded => {

@@ -17,8 +17,13 @@
 //! 4. a merchant key names at most one row, and reached the processor at most once;
 //! 5. one `payment.refunded` event per Succeeded refund, after the one `payment.succeeded`.
 //!
-//! Captures and voids are not in this model yet: the Stripe adapter does not ask for held
-//! authorisations (issue 29, item 4), so the stand-in never holds one to capture.
+//! In half of the runs the terminal captures manually: the payment is held, and captures
+//! (whole, partial, keyed, two different ones at once) and voids, with the same troubles,
+//! come before the refunds. Then also: the state the merchant reads agrees with the intent
+//! (Successful with the captured amount received, Voided with the intent cancelled,
+//! ApprovedTransaction with it still held), at most one capture or void succeeded, every
+//! action settled once the processor answers, and one `payment.captured` or
+//! `payment.voided` for the one that did.
 //!
 //! `REVERSAL_MODEL_RUNS` sets the number of runs (1,000 by default), `REVERSAL_MODEL_SEED`
 //! the first seed; a failure prints the seed and the operations of its run.
@@ -27,8 +32,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
-use checkout_domain::ports::{ReversalLedger, SessionRepository};
-use checkout_domain::session::{LedgerState, SessionState};
+use checkout_domain::ports::{ReversalLedger, SavedResponse, SessionRepository};
+use checkout_domain::session::{HoldActionKind, LedgerState, SessionState};
+use checkout_domain::terminal::CaptureMethod;
 use checkout_domain::usecases::IdempotentRequest;
 use checkout_domain::values::{IdempotencyKey, RequestFingerprint, SessionId};
 use checkout_domain::Checkout;
@@ -72,6 +78,20 @@ enum Op {
     /// The process dies `after_ms` into the request of key `KEYS[key]` (the refund held at
     /// the processor meanwhile), and the use cases are built anew.
     Crash { key: usize, after_ms: u64 },
+    /// A capture of the held authorisation: `units` dollars (the whole amount when `None`),
+    /// under key `capture-<key>` when given.
+    Capture {
+        units: Option<u32>,
+        key: Option<usize>,
+        trouble: Trouble,
+    },
+    /// Two different captures at once (7.00 and 3.00).
+    RacingCaptures,
+    /// A void of the held authorisation, under key `void-<key>` when given.
+    Void {
+        key: Option<usize>,
+        trouble: Trouble,
+    },
     /// The reconciliation sweep, three minutes later.
     Sweep,
     /// The use cases built anew over the same database.
@@ -89,8 +109,23 @@ fn trouble(rng: &mut Rng) -> Trouble {
     }
 }
 
-fn random_op(rng: &mut Rng) -> Op {
+fn random_op(rng: &mut Rng, held: bool) -> Op {
     let key = rng.below(KEYS.len() as u64) as usize;
+    if held && rng.below(3) == 0 {
+        let key = (rng.below(3) != 0).then(|| rng.below(2) as usize);
+        return match rng.below(6) {
+            0..=2 => Op::Capture {
+                units: (rng.below(2) == 0).then(|| 1 + rng.below(12) as u32),
+                key,
+                trouble: trouble(rng),
+            },
+            3 => Op::RacingCaptures,
+            _ => Op::Void {
+                key,
+                trouble: trouble(rng),
+            },
+        };
+    }
     match rng.below(12) {
         0..=1 => Op::Refund {
             units: 1 + rng.below(6) as u32,
@@ -147,16 +182,27 @@ struct Notes {
     keyless: usize,
 }
 
+/// A renderer that keeps nothing of the answer (the model reads the ledger instead).
+fn ignore<T>(_: &Result<T, checkout_domain::CheckoutError>) -> SavedResponse {
+    SavedResponse {
+        status: 200,
+        content_type: "application/json".into(),
+        body: Vec::new(),
+    }
+}
+
+/// The idempotent request of a capture or void under key `<kind>-<k>`.
+fn action_key(kind: &str, k: usize) -> IdempotentRequest {
+    IdempotentRequest {
+        key: IdempotencyKey::parse(&format!("{kind}-{k}")).expect("key"),
+        fingerprint: RequestFingerprint::from_bytes([u8::try_from(k).unwrap_or(0); 32]),
+    }
+}
+
 async fn send_keyed(checkout: &Checkout, id: SessionId, key: usize, units: u32) {
     let once = keyed(key, units);
     let _ = checkout
-        .refund_payment_once(&caller(), id, Some(dollars(units)), &once, |_| {
-            checkout_domain::ports::SavedResponse {
-                status: 200,
-                content_type: "application/json".into(),
-                body: Vec::new(),
-            }
-        })
+        .refund_payment_once(&caller(), id, Some(dollars(units)), &once, ignore)
         .await;
 }
 
@@ -218,6 +264,65 @@ async fn apply(op: Op, world: &World, stack: &mut Stack, id: SessionId, notes: &
             let _ = task.await;
             *stack = world.stack().await;
         }
+        Op::Capture {
+            units,
+            key,
+            trouble,
+        } => {
+            if let Some((when, fault)) = fault_of(trouble) {
+                notes.saved_error |= matches!(trouble, Trouble::SavedServerError);
+                world.stripe.inject(Call::CaptureIntent, when, fault);
+            }
+            // A key always asks the same amount (the whole one for key 0, 5.00 for key 1).
+            let amount = match key {
+                Some(0) => None,
+                Some(_) => Some(dollars(5)),
+                None => units.map(dollars),
+            };
+            let merchant = caller();
+            let _ = match key {
+                Some(k) => {
+                    let once = action_key("capture", k);
+                    let capture = stack
+                        .checkout
+                        .capture_payment_once(&merchant, id, amount, &once, ignore);
+                    capture.await.map(|_| ())
+                }
+                None => stack
+                    .checkout
+                    .capture_payment(&merchant, id, amount)
+                    .await
+                    .map(|_| ()),
+            };
+        }
+        Op::RacingCaptures => {
+            let merchant = caller();
+            let _ = tokio::join!(
+                stack
+                    .checkout
+                    .capture_payment(&merchant, id, Some(dollars(7))),
+                stack
+                    .checkout
+                    .capture_payment(&merchant, id, Some(dollars(3))),
+            );
+        }
+        Op::Void { key, trouble } => {
+            if let Some((when, fault)) = fault_of(trouble) {
+                notes.saved_error |= matches!(trouble, Trouble::SavedServerError);
+                world.stripe.inject(Call::CancelIntent, when, fault);
+            }
+            let merchant = caller();
+            let _ = match key {
+                Some(k) => {
+                    let once = action_key("void", k);
+                    let void = stack
+                        .checkout
+                        .void_payment_once(&merchant, id, &once, ignore);
+                    void.await.map(|_| ())
+                }
+                None => stack.checkout.void_payment(&merchant, id).await.map(|_| ()),
+            };
+        }
         Op::Sweep => {
             world.clock.advance(Duration::minutes(3));
             let _ = stack.checkout.reconcile_due().await;
@@ -245,6 +350,7 @@ fn cents(amount: Decimal) -> i64 {
 }
 
 /// Checks the invariants; returns a description of the first one broken.
+#[allow(clippy::too_many_lines)] // one invariant after another, in the module's order
 async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Result<(), String> {
     let session = stack
         .store
@@ -252,9 +358,6 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
         .await
         .map_err(|e| e.to_string())?
         .ok_or("the session is gone")?;
-    if session.state != SessionState::Successful {
-        return Err(format!("the paid session reads {}", session.state));
-    }
     let rows = stack.store.refunds(id).await.map_err(|e| e.to_string())?;
     let intent = world
         .stripe
@@ -262,6 +365,7 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
         .into_iter()
         .find(|i| i.metadata.get("session") == Some(&id.to_string()))
         .ok_or("no intent")?;
+    check_hold(world, stack, id, &session, &intent, notes).await?;
     let at_processor: Vec<_> = world
         .stripe
         .refunds()
@@ -356,7 +460,7 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
         .iter()
         .filter(|r| r.state == LedgerState::Succeeded)
         .count();
-    if events.first().map(String::as_str) != Some("payment.succeeded") || refunded != confirmed {
+    if refunded != confirmed {
         return Err(format!(
             "events {events:?} for {confirmed} confirmed refunds"
         ));
@@ -364,16 +468,93 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
     Ok(())
 }
 
+/// The invariants of the authorisation: the state the merchant reads agrees with the intent
+/// at the processor, one action at most succeeded, and each change has its one event.
+async fn check_hold(
+    world: &World,
+    stack: &Stack,
+    id: SessionId,
+    session: &checkout_domain::session::PaymentSession,
+    intent: &checkout_processor::testing::fake_stripe::IntentSnapshot,
+    notes: &Notes,
+) -> Result<(), String> {
+    let actions = stack.store.actions(id).await.map_err(|e| e.to_string())?;
+    let succeeded: Vec<_> = actions
+        .iter()
+        .filter(|a| a.state == LedgerState::Succeeded)
+        .collect();
+    if succeeded.len() > 1 {
+        return Err(format!(
+            "{} actions succeeded: {actions:?}",
+            succeeded.len()
+        ));
+    }
+    let open = actions.iter().any(|a| !a.state.is_settled());
+    if open && !notes.saved_error {
+        return Err(format!(
+            "unsettled actions with the processor answering: {actions:?}"
+        ));
+    }
+    let status = intent.status.as_str();
+    match session.state {
+        SessionState::Successful => {
+            let captured = cents(session.captured_amount());
+            if status != "succeeded" || intent.amount_received != captured {
+                return Err(format!(
+                    "reads Successful with {captured} cents, the processor {intent:?}"
+                ));
+            }
+        }
+        SessionState::ApprovedTransaction if status == "requires_capture" => {}
+        // Captured or cancelled at the processor while the ledger waits on a saved 5xx.
+        SessionState::ApprovedTransaction if open && notes.saved_error => {}
+        SessionState::Voided if status == "canceled" && intent.amount_received == 0 => {}
+        state => {
+            return Err(format!(
+                "reads {state}, the processor holds {intent:?} ({actions:?})"
+            ))
+        }
+    }
+    let events = event_types(&world.db_url, id).await?;
+    let expected_first = if actions.is_empty() && session.state == SessionState::Successful {
+        "payment.succeeded"
+    } else {
+        "payment.authorized"
+    };
+    let count = |t: &str| events.iter().filter(|e| *e == t).count();
+    let captured = usize::from(succeeded.iter().any(|a| a.kind == HoldActionKind::Capture));
+    let voided = usize::from(succeeded.iter().any(|a| a.kind == HoldActionKind::Void));
+    if events.first().map(String::as_str) != Some(expected_first)
+        || count("payment.captured") != captured
+        || count("payment.voided") != voided
+    {
+        return Err(format!("events {events:?} for the actions {actions:?}"));
+    }
+    Ok(())
+}
+
 /// One run: a paid session, a random list of operations, the settling, the invariants.
-async fn run(seed: u64) -> Result<(usize, usize), String> {
+async fn run(seed: u64) -> Result<(usize, usize, &'static str), String> {
     let mut rng = Rng(seed ^ 0x5eed_0f2e_f05d);
     let db = database().await;
     let world = World::start(&db).await;
     let mut stack = world.stack().await;
+    let held = rng.below(2) == 0;
+    if held {
+        let terminal = checkout_domain::values::TerminalNumber::parse(crate::model::TERMINAL);
+        let terminal = terminal.map_err(|e| format!("{e:?}"))?;
+        let set = stack
+            .store
+            .set_capture_method(&terminal, CaptureMethod::Manual)
+            .await;
+        set.map_err(|e| e.to_string())?;
+    }
     let id = new_session(&stack, seed).await?;
     let paid = stack.checkout.process_payment(id, &card(false)).await;
     paid.map_err(|e| format!("seed {seed}: the payment failed: {e}"))?;
-    let ops: Vec<Op> = (0..3 + rng.below(8)).map(|_| random_op(&mut rng)).collect();
+    let ops: Vec<Op> = (0..3 + rng.below(8))
+        .map(|_| random_op(&mut rng, held))
+        .collect();
     let mut notes = Notes::default();
     for op in &ops {
         apply(*op, &world, &mut stack, id, &mut notes).await;
@@ -383,7 +564,9 @@ async fn run(seed: u64) -> Result<(usize, usize), String> {
         .await
         .map_err(|broken| format!("seed {seed}: {broken}\n  operations: {ops:?}"))?;
     let rows = stack.store.refunds(id).await.map_err(|e| e.to_string())?;
-    Ok((ops.len(), rows.len()))
+    let session = stack.store.get(id).await.map_err(|e| e.to_string())?;
+    let state = session.map_or("gone", |s| s.state.name());
+    Ok((ops.len(), rows.len(), state))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -408,18 +591,21 @@ async fn random_refunds_retries_and_crashes_never_refund_twice_or_more_than_capt
         });
     }
     let (mut operations, mut refunds) = (0, 0);
+    let mut states = BTreeMap::new();
     let mut broken = Vec::new();
     while let Some(joined) = tasks.join_next().await {
         match joined.expect("a run") {
-            Ok((ops, rows)) => {
+            Ok((ops, rows, state)) => {
                 operations += ops;
                 refunds += rows;
+                *states.entry(state).or_insert(0) += 1;
             }
             Err(e) => broken.push(e),
         }
     }
     eprintln!(
-        "reversal model: {runs} runs, {operations} operations, {refunds} refunds in {:.1} s",
+        "reversal model: {runs} runs, {operations} operations, {refunds} refunds in {:.1} s; \
+         final states {states:?}",
         started.elapsed().as_secs_f64()
     );
     assert!(
