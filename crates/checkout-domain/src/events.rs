@@ -29,11 +29,14 @@ pub enum EventType {
     PaymentVoided,
     /// The processor confirmed a refund (the session's refunded amount grew).
     PaymentRefunded,
+    /// A card attempt was declined (its brand, last four and SVC_006 are in the record's
+    /// `attempts`), whether or not the session stays payable.
+    PaymentAttemptFailed,
 }
 
 impl EventType {
     /// Every type.
-    pub const ALL: [EventType; 8] = [
+    pub const ALL: [EventType; 9] = [
         EventType::PaymentSucceeded,
         EventType::PaymentAuthorized,
         EventType::PaymentFailed,
@@ -42,6 +45,7 @@ impl EventType {
         EventType::PaymentCaptured,
         EventType::PaymentVoided,
         EventType::PaymentRefunded,
+        EventType::PaymentAttemptFailed,
     ];
 
     /// The name on the wire, e.g. `payment.succeeded`.
@@ -55,6 +59,7 @@ impl EventType {
             EventType::PaymentCaptured => "payment.captured",
             EventType::PaymentVoided => "payment.voided",
             EventType::PaymentRefunded => "payment.refunded",
+            EventType::PaymentAttemptFailed => "payment.attempt_failed",
         }
     }
 

@@ -46,7 +46,10 @@ async fn with_the_default_of_one_the_first_decline_is_failed() {
     let kit = TestKit::new();
     let session = start(&kit, "ORD-1").await;
     assert_eq!(decline_once(&kit, session.id).await, SessionState::Failed);
-    assert_eq!(event_types(&kit).await, vec![EventType::PaymentFailed]);
+    assert_eq!(
+        event_types(&kit).await,
+        vec![EventType::PaymentFailed, EventType::PaymentAttemptFailed]
+    );
 }
 
 #[tokio::test]
@@ -55,8 +58,11 @@ async fn two_declines_then_an_approval_is_successful_with_every_attempt_listed()
     kit.set_max_card_attempts("T-1", 3);
     let session = start(&kit, "ORD-1").await;
     assert_eq!(decline_once(&kit, session.id).await, SessionState::Pending);
-    // No event: Pending is not a state merchants are told about.
-    assert!(event_types(&kit).await.is_empty());
+    // Pending is not a state merchants are told about, but every decline is.
+    assert_eq!(
+        event_types(&kit).await,
+        vec![EventType::PaymentAttemptFailed]
+    );
     assert_eq!(decline_once(&kit, session.id).await, SessionState::Pending);
     let paid = pay(&kit, session.id).await;
     assert_eq!(paid.result, PaymentResult::Approved);
@@ -74,7 +80,14 @@ async fn two_declines_then_an_approval_is_successful_with_every_attempt_listed()
     assert_eq!(codes, [Some(SvcCode::Svc006), Some(SvcCode::Svc006), None]);
     assert!(record.attempts.iter().all(|a| a.last4 == CARD_LAST4));
     assert!(record.attempts.windows(2).all(|w| w[0].at <= w[1].at));
-    assert_eq!(event_types(&kit).await, vec![EventType::PaymentSucceeded]);
+    assert_eq!(
+        event_types(&kit).await,
+        vec![
+            EventType::PaymentAttemptFailed,
+            EventType::PaymentAttemptFailed,
+            EventType::PaymentSucceeded
+        ]
+    );
 }
 
 #[tokio::test]
@@ -90,7 +103,17 @@ async fn the_last_allowed_decline_is_failed_and_nothing_more_is_sent() {
         PaymentResult::AlreadyHandled
     );
     assert_eq!(kit.processor.authorize_calls(), 3);
-    assert_eq!(event_types(&kit).await, vec![EventType::PaymentFailed]);
+    let mut kinds = event_types(&kit).await;
+    kinds.sort_by_key(|k| k.as_str());
+    assert_eq!(
+        kinds,
+        vec![
+            EventType::PaymentAttemptFailed,
+            EventType::PaymentAttemptFailed,
+            EventType::PaymentAttemptFailed,
+            EventType::PaymentFailed
+        ]
+    );
 }
 
 #[tokio::test]

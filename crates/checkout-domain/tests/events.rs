@@ -36,22 +36,23 @@ async fn every_reported_change_is_an_event_in_order_and_pages_by_cursor() {
         [
             (paid.id, EventType::PaymentSucceeded),
             (declined.id, EventType::PaymentFailed),
+            (declined.id, EventType::PaymentAttemptFailed),
             (cancelled.id, EventType::PaymentCancelled),
             (left.id, EventType::PaymentExpired),
         ]
     );
     assert!(!page.has_more);
 
-    let first = kit.checkout.list_events(&caller, None, 3).await.unwrap();
-    assert_eq!((first.events.len(), first.has_more), (3, true));
+    let first = kit.checkout.list_events(&caller, None, 4).await.unwrap();
+    assert_eq!((first.events.len(), first.has_more), (4, true));
     let rest = kit
         .checkout
-        .list_events(&caller, first.cursor, 3)
+        .list_events(&caller, first.cursor, 4)
         .await
         .unwrap();
     assert_eq!(rest.events.len(), 1);
     assert_eq!(
-        rest.events[0].id, page.events[3].id,
+        rest.events[0].id, page.events[4].id,
         "the same id on every read"
     );
     let none = kit

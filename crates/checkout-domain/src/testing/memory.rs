@@ -245,17 +245,29 @@ impl SessionRepository for InMemorySessions {
         if !change.expected.contains(&stored.state) {
             return Ok(Recorded::Stale);
         }
+        let declined =
+            stored.state != AttemptState::Declined && attempt.state == AttemptState::Declined;
         *stored = attempt.clone();
-        let Some((from, to)) = change.session_move else {
-            return Ok(Recorded::Moved);
+        let recorded = match change.session_move {
+            None => Recorded::Moved,
+            Some((from, to)) => match t.sessions.get(&attempt.session_id) {
+                Some(s) if s.state == from && s.current_attempt == Some(attempt.id) => {
+                    t.move_session(attempt.session_id, to, attempt.updated_at);
+                    Recorded::Moved
+                }
+                _ => Recorded::AttemptOnly,
+            },
         };
-        match t.sessions.get(&attempt.session_id) {
-            Some(s) if s.state == from && s.current_attempt == Some(attempt.id) => {
-                t.move_session(attempt.session_id, to, attempt.updated_at);
-                Ok(Recorded::Moved)
-            }
-            _ => Ok(Recorded::AttemptOnly),
+        // As the PostgreSQL trigger on attempts does: every decline is announced, with the
+        // session as the same change left it.
+        if declined {
+            t.write_event(
+                attempt.session_id,
+                EventType::PaymentAttemptFailed,
+                attempt.updated_at,
+            );
         }
+        Ok(recorded)
     }
 
     async fn attempt(&self, id: AttemptId) -> anyhow::Result<Option<PaymentAttempt>> {

@@ -16,8 +16,9 @@ pub struct EventBody {
     /// The event id: the same on every delivery and every read of the event.
     #[schema(example = "6d0e1d7c-5a1f-4c3e-9f7a-2b8d1e0c4a55")]
     pub id: String,
-    /// `payment.succeeded`, `payment.authorized`, `payment.failed`, `payment.expired` or
-    /// `payment.cancelled`.
+    /// One of `payment.succeeded`, `payment.authorized`, `payment.failed`,
+    /// `payment.expired`, `payment.cancelled`, `payment.captured`, `payment.voided`,
+    /// `payment.refunded` and `payment.attempt_failed`.
     #[serde(rename = "type")]
     #[schema(value_type = EventTypeName)]
     pub kind: String,

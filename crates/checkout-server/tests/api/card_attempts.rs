@@ -100,13 +100,23 @@ async fn with_three_attempts_two_declines_then_an_approval_is_successful() {
     }
     assert!(attempts[0]["attemptDateTime"].as_str() <= attempts[2]["attemptDateTime"].as_str());
 
-    // The declines that left the session payable were no state change: one event, the
-    // payment's, whose record lists the same attempts.
-    let page = events_once(&server, &token, 1).await;
+    // Each decline that left the session payable was announced (the session Pending in its
+    // record), then the payment, each record listing the attempts.
+    let page = events_once(&server, &token, 3).await;
     let events = page.body["events"].as_array().expect("events");
-    assert_eq!(events.len(), 1, "{}", page.body);
-    assert_eq!(events[0]["type"], "payment.succeeded");
-    assert_eq!(events[0]["data"]["attempts"], record["attempts"]);
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "payment.attempt_failed",
+            "payment.attempt_failed",
+            "payment.succeeded"
+        ],
+        "{}",
+        page.body
+    );
+    assert_eq!(events[0]["data"]["state"], "Pending");
+    assert_eq!(events[2]["data"]["attempts"], record["attempts"]);
 }
 
 #[tokio::test]
@@ -143,14 +153,23 @@ async fn with_three_attempts_the_third_decline_is_failed() {
     let (_, location, _) = submit(&server, &form, APPROVED).await;
     assert!(location.contains("state=Failed"), "{location}");
     assert_eq!(attempts_of(&server.status_record(&id).await).len(), 3);
-    let page = events_once(&server, &token, 1).await;
-    let kinds: Vec<&str> = page.body["events"]
+    let page = events_once(&server, &token, 4).await;
+    let mut kinds: Vec<&str> = page.body["events"]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| e["type"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["payment.failed"]);
+    kinds.sort_unstable();
+    assert_eq!(
+        kinds,
+        [
+            "payment.attempt_failed",
+            "payment.attempt_failed",
+            "payment.attempt_failed",
+            "payment.failed"
+        ]
+    );
 }
 
 #[tokio::test]

@@ -368,14 +368,28 @@ async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionSta
         }
     }
     let events = event_types(&world.db_url, id).await?;
+    let (declines, changes): (Vec<String>, Vec<String>) = events
+        .into_iter()
+        .partition(|e| e == "payment.attempt_failed");
     let expected: Vec<String> = checkout_domain::events::EventType::of_state(session.state)
         .map(|t| t.as_str().to_owned())
         .into_iter()
         .collect();
-    if events != expected {
+    if changes != expected {
         return Err(format!(
-            "reads {} with the events {events:?}, expected {expected:?}",
+            "reads {} with the events {changes:?}, expected {expected:?}",
             session.state
+        ));
+    }
+    let attempts = stack.store.attempts(id).await.map_err(|e| e.to_string())?;
+    let declined = attempts
+        .iter()
+        .filter(|a| a.state == AttemptState::Declined)
+        .count();
+    if declines.len() != declined {
+        return Err(format!(
+            "{} payment.attempt_failed events for {declined} declined attempts",
+            declines.len()
         ));
     }
     Ok(session.state)

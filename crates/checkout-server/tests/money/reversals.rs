@@ -265,9 +265,9 @@ async fn held_authorisations_are_captured_in_part_or_voided_at_the_processor() {
 }
 
 /// Finding 3: a capture whose answer is lost (Stripe captured, the answer came after the
-/// client gave up) answers SVC_003 and stays pending, never "not captured"; the sweep settles
-/// it with the capture's own key, and the merchant's retry under the same key answers 200.
-/// The processor captured once.
+/// client gave up, and the read of the intent that follows is lost too) answers SVC_003 and
+/// stays pending, never "not captured"; the sweep settles it with the capture's own key, and
+/// the merchant's retry under the same key answers 200. The processor captured once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_capture_whose_answer_was_lost_is_settled_and_captures_once() {
     let stripe = crate::fake_stripe().await;
@@ -279,6 +279,8 @@ async fn a_capture_whose_answer_was_lost_is_settled_and_captures_once() {
         Fault::Delay(Duration::from_millis(2000)),
     );
     stripe.inject(Call::CaptureIntent, When::Before, Fault::Reset);
+    // The adapter reads the intent after an unanswered capture: that read is lost too.
+    stripe.inject(Call::RetrieveIntent, When::Before, Fault::Reset);
     let lost = act(
         &server,
         &id,

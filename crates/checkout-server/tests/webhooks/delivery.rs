@@ -59,13 +59,13 @@ async fn every_event_a_payment_can_reach_arrives_once_signed_and_verified_by_the
         assert_eq!(reply.status, 200, "{path}: {}", reply.body);
     }
 
-    let requests = wait_for(&receiver, Duration::from_secs(30), "nine events", |r| {
-        r.len() >= 9
+    let requests = wait_for(&receiver, Duration::from_secs(30), "ten events", |r| {
+        r.len() >= 10
     })
     .await;
     // A moment more: nothing is sent twice.
     let requests = crate::after_a_moment(&receiver, requests).await;
-    assert_eq!(requests.len(), 9, "{requests:#?}");
+    assert_eq!(requests.len(), 10, "{requests:#?}");
     let mut seen = BTreeSet::new();
     for request in &requests {
         assert_eq!(
@@ -92,6 +92,7 @@ async fn every_event_a_payment_can_reach_arrives_once_signed_and_verified_by_the
         ("payment.succeeded", &succeeded),
         ("payment.authorized", &authorized),
         ("payment.failed", &failed),
+        ("payment.attempt_failed", &failed),
         ("payment.cancelled", &cancelled),
         ("payment.expired", &expired),
         ("payment.captured", &authorized),

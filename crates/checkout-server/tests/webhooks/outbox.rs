@@ -53,14 +53,22 @@ async fn witness(server: &TestServer) -> AsyncPgConnection {
         .expect("connect");
     for statement in [
         "CREATE TABLE witness (session_id uuid, old_state smallint, new_state smallint, \
-         old_refunded numeric, new_refunded numeric)",
+         old_refunded numeric, new_refunded numeric, kind text)",
         "CREATE FUNCTION witness_change() RETURNS trigger LANGUAGE plpgsql AS $$ \
          BEGIN INSERT INTO witness VALUES (NEW.id, OLD.state, NEW.state, \
-         OLD.refunded_amount, NEW.refunded_amount); RETURN NULL; END $$",
+         OLD.refunded_amount, NEW.refunded_amount, NULL); RETURN NULL; END $$",
         "CREATE TRIGGER witness AFTER UPDATE ON payment_sessions FOR EACH ROW \
          WHEN (OLD.state IS DISTINCT FROM NEW.state \
                OR OLD.refunded_amount IS DISTINCT FROM NEW.refunded_amount) \
          EXECUTE FUNCTION witness_change()",
+        // Every declined card attempt, with its session's state once the statement is done.
+        "CREATE FUNCTION witness_decline() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         BEGIN INSERT INTO witness SELECT NEW.session_id, NULL, s.state, NULL, NULL, \
+         'payment.attempt_failed' FROM payment_sessions s WHERE s.id = NEW.session_id; \
+         RETURN NULL; END $$",
+        "CREATE TRIGGER witness_decline AFTER UPDATE ON payment_attempts FOR EACH ROW \
+         WHEN (NEW.state = 'declined' AND OLD.state IS DISTINCT FROM 'declined') \
+         EXECUTE FUNCTION witness_decline()",
     ] {
         diesel::sql_query(statement)
             .execute(&mut conn)
@@ -95,8 +103,8 @@ async fn settled(server: &TestServer, sessions: &[String]) {
 async fn assert_one_event_per_change(conn: &mut AsyncPgConnection, changes: usize) {
     let witnessed: Vec<Change> = diesel::sql_query(
         "SELECT session_id, kind, state, count(*) AS times FROM ( \
-             SELECT session_id, new_state AS state, session_change_event_type( \
-                 old_state, new_state, old_refunded, new_refunded) AS kind FROM witness \
+             SELECT session_id, new_state AS state, coalesce(kind, session_change_event_type( \
+                 old_state, new_state, old_refunded, new_refunded)) AS kind FROM witness \
          ) w WHERE kind IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
     )
     .load(conn)
@@ -188,8 +196,8 @@ async fn every_state_change_has_one_event_and_no_event_lacks_a_change() {
         .await;
     }
     // One change into a final state per session, the voided one's authorisation before its
-    // void, a capture, two refunds.
-    assert_one_event_per_change(&mut conn, sessions.len() + 4).await;
+    // void, a capture, two refunds, the declined card.
+    assert_one_event_per_change(&mut conn, sessions.len() + 5).await;
     // The paths that made the changes include the expiry sweep.
     let kinds: Vec<Kind> = diesel::sql_query("SELECT DISTINCT type AS kind FROM events ORDER BY 1")
         .load(&mut conn)
@@ -199,6 +207,7 @@ async fn every_state_change_has_one_event_and_no_event_lacks_a_change() {
     assert_eq!(
         kinds,
         [
+            "payment.attempt_failed",
             "payment.authorized",
             "payment.cancelled",
             "payment.captured",
