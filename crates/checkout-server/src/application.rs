@@ -257,6 +257,14 @@ async fn reconcile_once(checkout: &checkout_domain::Checkout) {
                 reversals_given_up = r.reversals_given_up,
                 "reconciled attempts whose answer was lost, and unsettled captures, voids and refunds"
             );
+            if let Some(error) = &r.first_reversal_error {
+                tracing::warn!(
+                    failed = r.reversals_failed,
+                    error = %error,
+                    "captures, voids or refunds could not be asked about; asked again after \
+                     their lease"
+                );
+            }
             if r.reversals_given_up > 0 {
                 tracing::error!(
                     given_up = r.reversals_given_up,

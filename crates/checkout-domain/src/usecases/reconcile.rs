@@ -39,7 +39,7 @@ impl Default for ReconcilePolicy {
 }
 
 /// What one reconciliation sweep did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReconcileReport {
     /// Due attempts claimed.
     pub examined: usize,
@@ -61,6 +61,11 @@ pub struct ReconcileReport {
     /// Of those, refunds without a processor reference past the processor's key lifetime:
     /// left for review, never replayed (a replay could refund anew).
     pub reversals_given_up: usize,
+    /// Of those, not asked about because of a fault (the store, a session that cannot be
+    /// read): each is asked again once its lease is over, and never stops the others.
+    pub reversals_failed: usize,
+    /// The first such fault, for the log.
+    pub first_reversal_error: Option<String>,
 }
 
 impl Checkout {

@@ -99,9 +99,16 @@ impl Checkout {
             .await?;
         for action in actions {
             report.reversals_examined += 1;
-            let session = self.load(action.session_id).await?;
-            let after = self.drive_action(&session, action).await?;
-            report.count_reversal(after.state);
+            // One row that cannot be asked about never stops the others: it is counted, and
+            // asked about again once its lease is over.
+            let asked = async {
+                let session = self.load(action.session_id).await?;
+                self.drive_action(&session, action).await
+            };
+            match asked.await {
+                Ok(after) => report.count_reversal(after.state),
+                Err(e) => report.reversal_failed(e),
+            }
         }
         let refunds = self
             .ports
@@ -120,15 +127,29 @@ impl Checkout {
                 report.reversals_given_up += 1;
                 continue;
             }
-            let session = self.load(refund.session_id).await?;
-            let after = self.drive_refund(&session, refund, false).await?;
-            report.count_reversal(after.state);
+            let asked = async {
+                let session = self.load(refund.session_id).await?;
+                self.drive_refund(&session, refund, false).await
+            };
+            match asked.await {
+                Ok(after) => report.count_reversal(after.state),
+                Err(e) => report.reversal_failed(e),
+            }
         }
         Ok(())
     }
 }
 
 impl ReconcileReport {
+    /// Counts a reversal the sweep could not ask about (the store or the session failed), and
+    /// keeps the first such error for the log.
+    fn reversal_failed(&mut self, error: CheckoutError) {
+        self.reversals_failed += 1;
+        if self.first_reversal_error.is_none() {
+            self.first_reversal_error = Some(error.to_string());
+        }
+    }
+
     /// Counts a reversal asked about by the sweep, by the state it was left in.
     fn count_reversal(&mut self, state: LedgerState) {
         if state.is_settled() {

@@ -412,3 +412,33 @@ async fn a_refused_refund_reserves_nothing_and_is_final() {
     assert_eq!(whole.refund.state, LedgerState::Succeeded);
     assert_eq!(kit.processor.refunds_of(&reference), [d("25.00")]);
 }
+
+#[tokio::test]
+async fn a_row_the_sweep_cannot_ask_about_never_stops_the_others() {
+    use checkout_domain::ports::SessionRepository;
+    use checkout_domain::testing::builders::{at, refund, session};
+    let kit = TestKit::new();
+    // A captured session with no attempt behind it (no processor reference to ask with), and
+    // a refund of it due for a check.
+    let mut orphan = session("T-1", "ORPHAN");
+    orphan.state = SessionState::Successful;
+    kit.sessions.insert(&orphan).await.unwrap();
+    let mut stuck = refund(&orphan, "1.00", at(0));
+    stuck.next_check_at = Some(kit.checkout.now());
+    kit.sessions.reserve_refund(&stuck).await.unwrap();
+    // A real refund whose answers were lost.
+    let (id, reference) = paid(&kit, "REFUND-NEXT").await;
+    kit.processor.lose_refund_answers(2);
+    let lost = kit
+        .checkout
+        .refund_payment(&kit.caller("T-1"), id, Some(d("2.00")))
+        .await;
+    assert_eq!(code(lost), Some(SvcCode::Svc009));
+
+    kit.clock.advance(Duration::seconds(31));
+    let report = kit.checkout.reconcile_due().await.unwrap();
+    assert_eq!(report.reversals_failed, 1, "{report:?}");
+    assert!(report.first_reversal_error.is_some());
+    assert_eq!(report.reversals_settled, 1, "the other refund is settled");
+    assert_eq!(kit.processor.refunds_of(&reference), [d("2.00")]);
+}

@@ -38,7 +38,7 @@ pub const RECONCILIATION_OLDEST_AGE: &str = "checkout_reconciliation_oldest_unre
 
 /// Counter: captures, voids and refunds the reconciliation sweep asked the processor about,
 /// by `outcome` (`settled`, `rescheduled`: still not final, `given_up`: a refund left for
-/// review past the processor's key lifetime).
+/// review past the processor's key lifetime, `failed`: not asked because of a fault).
 pub const REVERSAL_RECONCILIATIONS_TOTAL: &str = "checkout_reversal_reconciliations_total";
 
 /// Gauge: webhook deliveries due and not yet delivered.
@@ -153,6 +153,7 @@ pub fn count_reversal_reconciliations(report: &checkout_domain::usecases::Reconc
         ("settled", report.reversals_settled),
         ("rescheduled", report.reversals_rescheduled),
         ("given_up", report.reversals_given_up),
+        ("failed", report.reversals_failed),
     ] {
         if n > 0 {
             metrics::counter!(REVERSAL_RECONCILIATIONS_TOTAL, "outcome" => outcome)
