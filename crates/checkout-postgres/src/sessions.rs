@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use checkout_domain::ports::{
     AttemptChange, InsertError, Recorded, SessionRepository, TerminalDirectory,
 };
-use checkout_domain::session::{PaymentAttempt, PaymentSession, SessionState};
+use checkout_domain::session::{PaymentAttempt, PaymentSession, SessionEvent, SessionState};
 use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
 use diesel::dsl::sql;
@@ -31,6 +31,9 @@ pub(crate) const UNRESOLVED_SQL: &str = "payment_attempts.state IN ('sent', 'unk
 
 /// Claims the due attempts in a checked state (`AttemptState::CHECKED`, as in the partial
 /// index `payment_attempts_due`): `$1` now, `$2` how many, `$3` the lease.
+/// The state the expiry sweep moves sessions from (`pending_until` is set only in it).
+const EXPIRY_FROM: SessionState = SessionState::Pending;
+
 const CLAIM_DUE_SQL: &str = "\
     WITH due AS (\
         SELECT id, next_check_at FROM payment_attempts \
@@ -269,20 +272,26 @@ impl SessionRepository for PgStore {
     }
 
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64> {
+        // The bulk form of `SessionState::apply(ExpiryPassed)` from Pending: the rows moved
+        // are those whose `pending_until` is set, which it is only in that state (the test
+        // `the_bulk_expiry_is_the_state_machines_move` ties the column to it).
+        let to = EXPIRY_FROM
+            .apply(SessionEvent::ExpiryPassed)
+            .map_err(anyhow::Error::new)?;
         let mut conn = self.conn().await?;
         let moved = diesel::update(
             // Pending sessions past their expiry (the generated column is NULL otherwise).
             payment_sessions::table.filter(payment_sessions::pending_until.le(now)),
         )
         .set((
-            payment_sessions::state.eq(SessionState::Expired.code()),
+            payment_sessions::state.eq(to.code()),
             payment_sessions::updated_at.eq(now),
         ))
         .execute(&mut conn)
         .await
         .context("expiring due sessions")?;
         let moved = u64::try_from(moved).unwrap_or_default();
-        counters::sessions_moved(SessionState::Expired, moved);
+        counters::sessions_moved(to, moved);
         Ok(moved)
     }
 
@@ -372,6 +381,32 @@ impl SessionRepository for PgStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bulk_expiry_is_the_state_machines_move() {
+        // `pending_until` is the expiry of exactly the sessions in EXPIRY_FROM...
+        let migration =
+            include_str!("../../../migrations/2026-11-27-000001_hot_session_updates/up.sql");
+        let column = format!(
+            "pending_until timestamptz\n        GENERATED ALWAYS AS (CASE WHEN state = {} THEN",
+            EXPIRY_FROM.code()
+        );
+        assert!(migration.contains(&column), "{column}");
+        // ...and the state machine lets exactly those (and a challenge, which the use case
+        // ends at the processor first) expire.
+        let expirable: Vec<SessionState> = SessionState::ALL
+            .into_iter()
+            .filter(|s| s.apply(SessionEvent::ExpiryPassed).is_ok())
+            .collect();
+        assert_eq!(
+            expirable,
+            [SessionState::Pending, SessionState::ChallengeRequired]
+        );
+        assert_eq!(
+            EXPIRY_FROM.apply(SessionEvent::ExpiryPassed),
+            Ok(SessionState::Expired)
+        );
+    }
 
     #[test]
     fn the_literal_predicates_match_the_state_codes() {

@@ -164,16 +164,46 @@ pub struct PaymentAttempt {
     pub updated_at: OffsetDateTime,
 }
 
+/// A move the attempt state machine refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("illegal attempt move: {from:?} to {to:?}")]
+pub struct IllegalAttemptMove {
+    /// The state the attempt was in.
+    pub from: AttemptState,
+    /// The state it was to move to.
+    pub to: AttemptState,
+}
+
 impl PaymentAttempt {
     /// The same attempt moved to `state` at `at`, with `next_check_at` cleared when the
-    /// new state needs no more checks.
-    pub fn moved(&self, state: AttemptState, at: OffsetDateTime) -> PaymentAttempt {
+    /// new state needs no more checks; refused unless
+    /// [`can_become`](AttemptState::can_become) allows it, so that no use case moves an
+    /// attempt around the state machine.
+    pub fn moved(
+        &self,
+        state: AttemptState,
+        at: OffsetDateTime,
+    ) -> Result<PaymentAttempt, IllegalAttemptMove> {
+        if !self.state.can_become(state) {
+            return Err(IllegalAttemptMove {
+                from: self.state,
+                to: state,
+            });
+        }
         let mut next = self.clone();
         next.state = state;
         next.updated_at = at;
         if !AttemptState::CHECKED.contains(&state) {
             next.next_check_at = None;
         }
-        next
+        Ok(next)
+    }
+
+    /// The same attempt, in the same state, touched at `at`: a reschedule of its next check.
+    pub fn rescheduled(&self, at: OffsetDateTime) -> PaymentAttempt {
+        PaymentAttempt {
+            updated_at: at,
+            ..self.clone()
+        }
     }
 }

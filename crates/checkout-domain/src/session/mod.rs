@@ -8,7 +8,7 @@ mod refund;
 mod request;
 mod state;
 
-pub use attempt::{AttemptState, PaymentAttempt};
+pub use attempt::{AttemptState, IllegalAttemptMove, PaymentAttempt};
 pub use card_attempts::{event_after_decline, CardAttempt};
 pub use hold_action::{HoldAction, HoldActionKind};
 pub use ledger::LedgerState;

@@ -304,8 +304,9 @@ impl SessionRepository for InMemorySessions {
             .filter(|s| s.state == SessionState::Pending && s.expires_at <= now)
             .map(|s| s.id)
             .collect();
+        let to = SessionState::Pending.apply(crate::session::SessionEvent::ExpiryPassed)?;
         for id in &due {
-            t.move_session(*id, SessionState::Expired, now);
+            t.move_session(*id, to, now);
         }
         Ok(due.len() as u64)
     }

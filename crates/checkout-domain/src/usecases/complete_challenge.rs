@@ -35,7 +35,7 @@ impl Checkout {
         // Claim the answer: the attempt goes back to Sent and the session to Processing, so
         // that a second answer (a double click) finds it taken.
         let now = self.now();
-        let mut sent = attempt.moved(AttemptState::Sent, now);
+        let mut sent = attempt.moved(AttemptState::Sent, now)?;
         sent.next_check_at = Some(now + self.policy.reconcile.first_check_after);
         let processing = session.state.apply(SessionEvent::ChallengeAnswered)?;
         let claimed = self

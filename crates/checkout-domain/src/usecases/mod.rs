@@ -324,6 +324,12 @@ impl Checkout {
     }
 }
 
+impl From<crate::session::IllegalAttemptMove> for CheckoutError {
+    fn from(e: crate::session::IllegalAttemptMove) -> Self {
+        CheckoutError::Unknown(anyhow::Error::new(e))
+    }
+}
+
 impl From<IllegalTransition> for CheckoutError {
     fn from(e: IllegalTransition) -> Self {
         CheckoutError::Unknown(anyhow::Error::new(e))

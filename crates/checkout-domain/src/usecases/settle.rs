@@ -140,7 +140,7 @@ impl Checkout {
                         result: effect.result,
                     });
                 }
-                let mut next = attempt.moved(effect.state, now);
+                let mut next = attempt.moved(effect.state, now)?;
                 if effect.state == AttemptState::RequiresAction {
                     // Checked now and then, in case the payer finishes at the processor and
                     // never comes back.
@@ -156,7 +156,7 @@ impl Checkout {
                 (next, effect.event, effect.result)
             }
             Answer::NothingCharged(code) => {
-                let mut next = attempt.moved(AttemptState::NothingCharged, now);
+                let mut next = attempt.moved(AttemptState::NothingCharged, now)?;
                 next.svc_code = Some(*code);
                 (
                     next,
@@ -166,7 +166,7 @@ impl Checkout {
             }
             Answer::Unknown => {
                 let mut next =
-                    self.with_next_check(attempt.moved(AttemptState::Unknown, now), attempt, now);
+                    self.with_next_check(attempt.moved(AttemptState::Unknown, now)?, attempt, now);
                 next.svc_code = Some(SvcCode::Svc003);
                 (next, None, PaymentResult::Unresolved)
             }
@@ -264,7 +264,7 @@ impl Checkout {
     /// with its next check pushed back.
     pub(super) async fn reschedule(&self, attempt: &PaymentAttempt) -> Result<(), CheckoutError> {
         let now = self.now();
-        let next = self.with_next_check(attempt.moved(attempt.state, now), attempt, now);
+        let next = self.with_next_check(attempt.rescheduled(now), attempt, now);
         self.ports
             .sessions
             .record_attempt(&AttemptChange {
@@ -329,7 +329,7 @@ impl Checkout {
         match self.ports.processor.cancel(&reference).await {
             Ok(ProcessorOutcome::Canceled { .. }) => {
                 let now = self.now();
-                let mut next = attempt.moved(AttemptState::Voided, now);
+                let mut next = attempt.moved(AttemptState::Voided, now)?;
                 next.svc_code = None;
                 let to = session.state.apply(event)?;
                 let recorded = self
