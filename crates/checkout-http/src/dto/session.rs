@@ -195,7 +195,7 @@ impl PaymentLinkRequest {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StartPaymentResponse {
-    /// Session identifier; redirect the payer to {base_url}/pay/checkout-payment/<checkoutSessionId>.
+    /// Session identifier; redirect the payer to `{base_url}/pay/checkout-payment/<checkoutSessionId>`.
     pub checkout_session_id: String,
     /// The service's internal reference.
     pub internal_transaction_reference_number: String,
@@ -220,7 +220,7 @@ impl From<&PaymentSession> for StartPaymentResponse {
 pub struct PaymentLinkResponse {
     /// Session identifier for status queries.
     pub checkout_session_id: String,
-    /// Full URL to share with the payer: <BaseUrlPaymentLink>/<checkoutSessionId>.
+    /// Full URL to share with the payer: `<BaseUrlPaymentLink>/<checkoutSessionId>`.
     #[schema(
         format = "uri",
         example = "http://127.0.0.1:8080/pay/link/9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"

@@ -6,9 +6,9 @@
 //! (`metrics::counter!("checkout_webhook_deliveries_total", "outcome" => "delivered")`,
 //! `metrics::gauge!("checkout_webhook_backlog").set(n)`), with labels drawn from a small fixed
 //! set (never an id, reference, URL, token, secret or card data), and give it a `# HELP` line
-//! in [`describe`]. A gauge read from the database is refreshed by the loop that owns the
+//! in `describe`. A gauge read from the database is refreshed by the loop that owns the
 //! work (as [`refresh_reconciliation_backlog`] is by the reconciliation sweep); a gauge that is
-//! cheap to read in memory can be refreshed on every scrape in [`refresh_on_scrape`].
+//! cheap to read in memory can be refreshed on every scrape in `refresh_on_scrape`.
 //! Histograms use [`LATENCY_BUCKETS`].
 
 pub mod identity;
