@@ -21,11 +21,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hosted-checkout/target
 examples="${FUZZ_EXAMPLES:-50}"
 venv="${SCHEMATHESIS_VENV:-$HOME/.cache/hosted-checkout/schemathesis-venv}"
 
-if [[ ! -x "$venv/bin/schemathesis" ]]; then
-    echo "== installing schemathesis into $venv" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check schemathesis >&2
-fi
+./scripts/python-venv.sh "$venv" schemathesis 'import schemathesis' >/dev/null
 
 source scripts/sandbox-server.sh
 start_sandbox CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_CLIENT_PER_MINUTE=0 \

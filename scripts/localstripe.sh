@@ -11,19 +11,9 @@
 set -euo pipefail
 
 venv="${LOCALSTRIPE_VENV:-${HOME}/.cache/hosted-checkout/localstripe-venv}"
-python="${PYTHON:-python3}"
 bin="${venv}/bin/localstripe"
 
-if [[ ! -x "${venv}/bin/python" ]]; then
-    echo "creating virtualenv ${venv}" >&2
-    mkdir -p "$(dirname "${venv}")"
-    "${python}" -m venv "${venv}"
-fi
-
-if [[ ! -x "${bin}" ]] || ! "${venv}/bin/python" -c 'import localstripe' 2>/dev/null; then
-    echo "installing localstripe into ${venv}" >&2
-    "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check localstripe >&2
-fi
+"$(dirname "$0")/python-venv.sh" "${venv}" localstripe 'import localstripe' >/dev/null
 
 if [[ ! -x "${bin}" ]]; then
     echo "localstripe was installed but ${bin} is missing" >&2

@@ -55,8 +55,9 @@ use uuid::Uuid;
 use crate::generic_plans::generically;
 use crate::models::NewAttemptRow;
 
-/// The text of [`BeginAttempts`] before its arrays, and after them.
-const BEGIN_ARRAYS: &str = "WITH u AS (SELECT * FROM unnest(";
+/// The text of both statements before their arrays.
+const UNNEST_ARRAYS: &str = "WITH u AS (SELECT * FROM unnest(";
+/// The text of [`BeginAttempts`] after its arrays.
 const BEGIN_WRITES: &str = ") AS u (id, session_id, card_brand, card_last4, \
     processor_reference, challenge_url, state, svc_code, payment_method, return_url, checks, \
     next_check_at, created_at, updated_at, capture_method, from_state, to_state)), \
@@ -71,9 +72,8 @@ const BEGIN_WRITES: &str = ") AS u (id, session_id, card_brand, card_last4, \
     capture_method \
     FROM u WHERE u.id IN (SELECT id FROM moved) RETURNING id";
 
-/// The text of [`RecordAttempts`] before its arrays, and after them. With no move asked, an
-/// attempt's `from_state` and `to_state` are NULL: `s.state = NULL` holds for no row.
-const RECORD_ARRAYS: &str = "WITH u AS (SELECT * FROM unnest(";
+/// The text of [`RecordAttempts`] after its arrays. With no move asked, an attempt's
+/// `from_state` and `to_state` are NULL: `s.state = NULL` holds for no row.
 const RECORD_WRITES: &str = ") WITH ORDINALITY AS u (id, session_id, state, \
     processor_reference, challenge_url, svc_code, checks, next_check_at, updated_at, expected, \
     from_state, to_state, n)), \
@@ -191,7 +191,7 @@ impl Query for BeginAttempts<'_> {
 
 impl QueryFragment<Pg> for BeginAttempts<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(BEGIN_ARRAYS);
+        out.push_sql(UNNEST_ARRAYS);
         out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.id)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.session_id)?;
@@ -304,7 +304,7 @@ impl Query for RecordAttempts<'_> {
 
 impl QueryFragment<Pg> for RecordAttempts<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(RECORD_ARRAYS);
+        out.push_sql(UNNEST_ARRAYS);
         out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.id)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.session_id)?;

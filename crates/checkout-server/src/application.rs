@@ -142,11 +142,6 @@ impl Application {
         &self.base_url
     }
 
-    /// The sandbox terminal's credentials (sandbox mode only).
-    pub fn sandbox_credentials(&self) -> Option<&SandboxCredentials> {
-        self.credentials.as_ref()
-    }
-
     /// Prints where the service is and, in sandbox mode, the terminal's credentials and the
     /// variables that pin them for scripts.
     pub fn print_banner(&self) {
