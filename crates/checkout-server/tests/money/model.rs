@@ -413,6 +413,45 @@ pub(crate) async fn database() -> TestDatabase {
     db
 }
 
+/// Runs `run` once per seed, eight at a time: `runs_var` runs (1,000 by default) from the seed
+/// `seed_var` (1 by default), both read from the environment. Returns every run's result, the
+/// number of runs and the seconds they took.
+pub(crate) async fn run_seeds<T, F, Fut>(
+    runs_var: &str,
+    seed_var: &str,
+    run: F,
+) -> (Vec<Result<T, String>>, u64, f64)
+where
+    T: Send + 'static,
+    F: Fn(u64) -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>> + Send + 'static,
+{
+    let number = |var: &str, default: u64| {
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (runs, first_seed) = (number(runs_var, 1000), number(seed_var, 1));
+    let started = std::time::Instant::now();
+    let permits = Arc::new(Semaphore::new(8));
+    let mut tasks = tokio::task::JoinSet::new();
+    for seed in first_seed..first_seed + runs {
+        let permit = permits.clone().acquire_owned().await.expect("a permit");
+        let one = run(seed);
+        tasks.spawn(async move {
+            let result = one.await;
+            drop(permit);
+            result
+        });
+    }
+    let mut results = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        results.push(joined.expect("a run"));
+    }
+    (results, runs, started.elapsed().as_secs_f64())
+}
+
 /// The merchant of the model's terminal.
 pub(crate) fn caller() -> checkout_domain::auth::Claims {
     checkout_domain::auth::Claims {
@@ -464,30 +503,12 @@ async fn run(seed: u64) -> Result<(SessionState, usize), String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn random_interleavings_never_charge_twice_or_report_what_the_processor_does_not_hold() {
-    let runs: u64 = std::env::var("MODEL_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let first_seed: u64 = std::env::var("MODEL_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
-    let started = std::time::Instant::now();
-    let permits = Arc::new(Semaphore::new(8));
-    let mut tasks = tokio::task::JoinSet::new();
-    for seed in first_seed..first_seed + runs {
-        let permit = permits.clone().acquire_owned().await.expect("a permit");
-        tasks.spawn(async move {
-            let result = run(seed).await;
-            drop(permit);
-            result
-        });
-    }
+    let (results, runs, seconds) = run_seeds("MODEL_RUNS", "MODEL_SEED", run).await;
     let mut states = std::collections::BTreeMap::new();
     let mut operations = 0;
     let mut broken = Vec::new();
-    while let Some(joined) = tasks.join_next().await {
-        match joined.expect("a run") {
+    for result in results {
+        match result {
             Ok((state, ops)) => {
                 *states.entry(state.name()).or_insert(0) += 1;
                 operations += ops;
@@ -496,8 +517,7 @@ async fn random_interleavings_never_charge_twice_or_report_what_the_processor_do
         }
     }
     eprintln!(
-        "model: {runs} runs, {operations} operations in {:.1} s; final states {states:?}",
-        started.elapsed().as_secs_f64()
+        "model: {runs} runs, {operations} operations in {seconds:.1} s; final states {states:?}"
     );
     assert!(
         broken.is_empty(),

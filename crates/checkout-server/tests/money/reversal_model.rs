@@ -29,7 +29,6 @@
 //! the first seed; a failure prints the seed and the operations of its run.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
 use checkout_domain::ports::{ReversalLedger, SavedResponse, SessionRepository};
@@ -41,9 +40,10 @@ use checkout_domain::Checkout;
 use checkout_processor::testing::fake_stripe::{Call, Fault, When};
 use rust_decimal::Decimal;
 use time::Duration;
-use tokio::sync::Semaphore;
 
-use crate::model::{caller, card, database, event_types, new_session, Rng, Stack, World, DELAY};
+use crate::model::{
+    caller, card, database, event_types, new_session, run_seeds, Rng, Stack, World, DELAY,
+};
 
 /// The merchant keys a run draws from; each always asks the same amount.
 const KEYS: [(&str, u32); 3] = [("refund-a", 3), ("refund-b", 5), ("refund-c", 7)];
@@ -571,30 +571,13 @@ async fn run(seed: u64) -> Result<(usize, usize, &'static str), String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn random_refunds_retries_and_crashes_never_refund_twice_or_more_than_captured() {
-    let runs: u64 = std::env::var("REVERSAL_MODEL_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let first_seed: u64 = std::env::var("REVERSAL_MODEL_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
-    let started = std::time::Instant::now();
-    let permits = Arc::new(Semaphore::new(8));
-    let mut tasks = tokio::task::JoinSet::new();
-    for seed in first_seed..first_seed + runs {
-        let permit = permits.clone().acquire_owned().await.expect("a permit");
-        tasks.spawn(async move {
-            let result = run(seed).await;
-            drop(permit);
-            result
-        });
-    }
+    let (results, runs, seconds) =
+        run_seeds("REVERSAL_MODEL_RUNS", "REVERSAL_MODEL_SEED", run).await;
     let (mut operations, mut refunds) = (0, 0);
     let mut states = BTreeMap::new();
     let mut broken = Vec::new();
-    while let Some(joined) = tasks.join_next().await {
-        match joined.expect("a run") {
+    for result in results {
+        match result {
             Ok((ops, rows, state)) => {
                 operations += ops;
                 refunds += rows;
@@ -604,9 +587,8 @@ async fn random_refunds_retries_and_crashes_never_refund_twice_or_more_than_capt
         }
     }
     eprintln!(
-        "reversal model: {runs} runs, {operations} operations, {refunds} refunds in {:.1} s; \
-         final states {states:?}",
-        started.elapsed().as_secs_f64()
+        "reversal model: {runs} runs, {operations} operations, {refunds} refunds in \
+         {seconds:.1} s; final states {states:?}"
     );
     assert!(
         broken.is_empty(),

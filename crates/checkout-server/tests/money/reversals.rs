@@ -44,6 +44,18 @@ fn refunds_at_processor(stripe: &FakeStripe, id: &str) -> Vec<(i64, String)> {
         .collect()
 }
 
+/// How many events of `kind` about session `id` the merchant's feed holds.
+async fn events_about(server: &TestServer, id: &str, kind: &str) -> usize {
+    let token = server.token().await;
+    let feed = server.get("/pay/api/events?limit=100", Some(&token)).await;
+    feed.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == kind && e["data"]["checkoutSessionId"] == id)
+        .count()
+}
+
 /// The merchant's refund list of `id`.
 async fn refund_list(server: &TestServer, id: &str) -> Value {
     let token = server.token().await;
@@ -182,15 +194,8 @@ async fn a_lost_refund_answer_resolves_and_the_retry_refunds_nothing_more() {
     );
     assert_eq!(server.status_record(&id).await["refundedAmount"], 4.0);
 
-    let token = server.token().await;
-    let feed = server.get("/pay/api/events?limit=100", Some(&token)).await;
-    let refunded = feed.body["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"] == "payment.refunded" && e["data"]["checkoutSessionId"] == id)
-        .count();
-    assert_eq!(refunded, 1, "one event for the one refund: {}", feed.body);
+    let refunded = events_about(&server, &id, "payment.refunded").await;
+    assert_eq!(refunded, 1, "one event for the one refund");
 }
 
 /// `POST /pay/api/payment/{id}/{action}` with raw `body` (or none), under `key` when given.
@@ -317,13 +322,5 @@ async fn a_capture_whose_answer_was_lost_is_settled_and_captures_once() {
         (intent.status.as_str(), intent.amount_received),
         ("succeeded", 1000)
     );
-    let token = server.token().await;
-    let feed = server.get("/pay/api/events?limit=100", Some(&token)).await;
-    let captured = feed.body["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"] == "payment.captured" && e["data"]["checkoutSessionId"] == id)
-        .count();
-    assert_eq!(captured, 1, "{}", feed.body);
+    assert_eq!(events_about(&server, &id, "payment.captured").await, 1);
 }
