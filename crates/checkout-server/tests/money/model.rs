@@ -59,9 +59,10 @@ impl Rng {
     }
 }
 
-/// What the processor does to the next authorisation.
+/// What the processor does to the next request of a call (an authorisation here, a refund,
+/// capture or cancel in `reversal_model.rs`).
 #[derive(Debug, Clone, Copy)]
-enum Trouble {
+pub(crate) enum Trouble {
     None,
     /// Held as executing past the client's timeout (its replay meanwhile: 409).
     SlowBefore,
@@ -69,6 +70,8 @@ enum Trouble {
     SlowAfter,
     /// Reset before any work.
     ResetBefore,
+    /// Done, then the connection reset (drawn by the reversal model only).
+    ResetAfter,
     /// Done, then a 500 that Stripe saves under the key (no replay can tell).
     SavedServerError,
 }
@@ -191,12 +194,14 @@ pub(crate) fn card(challenge: bool) -> CardInput {
     }
 }
 
-fn trouble_fault(trouble: Trouble) -> Option<(When, Fault)> {
+/// The stand-in's fault for `trouble`, and when it strikes.
+pub(crate) fn trouble_fault(trouble: Trouble) -> Option<(When, Fault)> {
     match trouble {
         Trouble::None => None,
         Trouble::SlowBefore => Some((When::Before, Fault::Delay(DELAY))),
         Trouble::SlowAfter => Some((When::After, Fault::Delay(DELAY))),
         Trouble::ResetBefore => Some((When::Before, Fault::Reset)),
+        Trouble::ResetAfter => Some((When::After, Fault::Reset)),
         Trouble::SavedServerError => Some((When::After, Fault::Status(500))),
     }
 }

@@ -42,27 +42,12 @@ use rust_decimal::Decimal;
 use time::Duration;
 
 use crate::model::{
-    caller, card, database, event_types, new_session, run_seeds, Rng, Stack, World, DELAY,
+    caller, card, database, event_types, new_session, run_seeds, trouble_fault, Rng, Stack,
+    Trouble, World, DELAY,
 };
 
 /// The merchant keys a run draws from; each always asks the same amount.
 const KEYS: [(&str, u32); 3] = [("refund-a", 3), ("refund-b", 5), ("refund-c", 7)];
-
-/// What the processor does to the next refund request.
-#[derive(Debug, Clone, Copy)]
-enum Trouble {
-    None,
-    /// Held as executing past the client's timeout (its replay meanwhile: 409).
-    SlowBefore,
-    /// Done at once, answered after the client gave up.
-    SlowAfter,
-    /// Reset before any work.
-    ResetBefore,
-    /// Done, then the connection reset.
-    ResetAfter,
-    /// Done, then a 500 that Stripe saves under the key (no replay can tell).
-    SavedServerError,
-}
 
 /// One step of a run.
 #[derive(Debug, Clone, Copy)]
@@ -149,17 +134,6 @@ fn random_op(rng: &mut Rng, held: bool) -> Op {
     }
 }
 
-fn fault_of(trouble: Trouble) -> Option<(When, Fault)> {
-    match trouble {
-        Trouble::None => None,
-        Trouble::SlowBefore => Some((When::Before, Fault::Delay(DELAY))),
-        Trouble::SlowAfter => Some((When::After, Fault::Delay(DELAY))),
-        Trouble::ResetBefore => Some((When::Before, Fault::Reset)),
-        Trouble::ResetAfter => Some((When::After, Fault::Reset)),
-        Trouble::SavedServerError => Some((When::After, Fault::Status(500))),
-    }
-}
-
 fn dollars(units: u32) -> Decimal {
     Decimal::from(units)
 }
@@ -210,7 +184,7 @@ async fn send_keyed(checkout: &Checkout, id: SessionId, key: usize, units: u32) 
 /// above what remains, say); only the invariants decide.
 async fn apply(op: Op, world: &World, stack: &mut Stack, id: SessionId, notes: &mut Notes) {
     let inject = |t: Trouble, notes: &mut Notes| {
-        if let Some((when, fault)) = fault_of(t) {
+        if let Some((when, fault)) = trouble_fault(t) {
             notes.saved_error |= matches!(t, Trouble::SavedServerError);
             world.stripe.inject(Call::CreateRefund, when, fault);
         }
@@ -269,7 +243,7 @@ async fn apply(op: Op, world: &World, stack: &mut Stack, id: SessionId, notes: &
             key,
             trouble,
         } => {
-            if let Some((when, fault)) = fault_of(trouble) {
+            if let Some((when, fault)) = trouble_fault(trouble) {
                 notes.saved_error |= matches!(trouble, Trouble::SavedServerError);
                 world.stripe.inject(Call::CaptureIntent, when, fault);
             }
@@ -307,7 +281,7 @@ async fn apply(op: Op, world: &World, stack: &mut Stack, id: SessionId, notes: &
             );
         }
         Op::Void { key, trouble } => {
-            if let Some((when, fault)) = fault_of(trouble) {
+            if let Some((when, fault)) = trouble_fault(trouble) {
                 notes.saved_error |= matches!(trouble, Trouble::SavedServerError);
                 world.stripe.inject(Call::CancelIntent, when, fault);
             }
