@@ -8,7 +8,8 @@ use std::str::FromStr;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::session::{PaymentSession, SessionState};
+use crate::session::{DisputeStatus, PaymentSession, SessionState};
+use crate::values::RefundId;
 
 /// The kind of an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,11 +33,22 @@ pub enum EventType {
     /// A card attempt was declined (its brand, last four and SVC_006 are in the record's
     /// `attempts`), whether or not the session stays payable.
     PaymentAttemptFailed,
+    /// A refund ended Failed: the processor refused it, or failed it after confirming it
+    /// (then the session's refunded amount shrank by it). The event names the refund.
+    PaymentRefundFailed,
+    /// The processor released an authorisation that was never captured (ApprovedTransaction
+    /// → Expired): nothing was charged.
+    PaymentAuthorizationExpired,
+    /// The payer's bank opened a dispute on the captured payment. The event names it.
+    PaymentDisputeOpened,
+    /// A dispute was decided: the event names it with its outcome (`Won`, `Lost`,
+    /// `InquiryClosed`).
+    PaymentDisputeClosed,
 }
 
 impl EventType {
     /// Every type.
-    pub const ALL: [EventType; 9] = [
+    pub const ALL: [EventType; 13] = [
         EventType::PaymentSucceeded,
         EventType::PaymentAuthorized,
         EventType::PaymentFailed,
@@ -46,6 +58,10 @@ impl EventType {
         EventType::PaymentVoided,
         EventType::PaymentRefunded,
         EventType::PaymentAttemptFailed,
+        EventType::PaymentRefundFailed,
+        EventType::PaymentAuthorizationExpired,
+        EventType::PaymentDisputeOpened,
+        EventType::PaymentDisputeClosed,
     ];
 
     /// The name on the wire, e.g. `payment.succeeded`.
@@ -60,6 +76,10 @@ impl EventType {
             EventType::PaymentVoided => "payment.voided",
             EventType::PaymentRefunded => "payment.refunded",
             EventType::PaymentAttemptFailed => "payment.attempt_failed",
+            EventType::PaymentRefundFailed => "payment.refund_failed",
+            EventType::PaymentAuthorizationExpired => "payment.authorization_expired",
+            EventType::PaymentDisputeOpened => "payment.dispute_opened",
+            EventType::PaymentDisputeClosed => "payment.dispute_closed",
         }
     }
 
@@ -87,7 +107,9 @@ impl EventType {
 
 impl EventType {
     /// The event a change from `from` into `to` writes: the merchant's capture
-    /// (ApprovedTransaction → Successful) is `payment.captured`; any other change is its new
+    /// (ApprovedTransaction → Successful) is `payment.captured`, an authorisation the
+    /// processor released (ApprovedTransaction → Expired) is `payment.authorization_expired`;
+    /// any other change is its new
     /// state's event ([`EventType::of_state`]); `None` when the state did not change (a
     /// confirmed refund, which leaves the state as it is, is `payment.refunded`).
     pub fn of_change(from: SessionState, to: SessionState) -> Option<EventType> {
@@ -95,6 +117,9 @@ impl EventType {
             _ if from == to => None,
             (SessionState::ApprovedTransaction, SessionState::Successful) => {
                 Some(EventType::PaymentCaptured)
+            }
+            (SessionState::ApprovedTransaction, SessionState::Expired) => {
+                Some(EventType::PaymentAuthorizationExpired)
             }
             _ => EventType::of_state(to),
         }
@@ -160,4 +185,21 @@ pub struct PaymentEvent {
     /// The session as of the event: its state and last change are the event's; items and
     /// charges are left empty (the status record shows neither).
     pub session: PaymentSession,
+    /// The refund or dispute the event is about, for the events that name one.
+    pub about: Option<EventSubject>,
+}
+
+/// The ledger row an event is about, beyond its session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventSubject {
+    /// A refund (`payment.refund_failed`).
+    Refund(RefundId),
+    /// A dispute, with its status as of the event (`payment.dispute_opened`,
+    /// `payment.dispute_closed`).
+    Dispute {
+        /// The processor's dispute reference.
+        reference: String,
+        /// Its status when the event was written.
+        status: DisputeStatus,
+    },
 }

@@ -13,7 +13,7 @@ use checkout_domain::ports::{
 };
 use checkout_domain::session::{PaymentSession, SessionRequest};
 use checkout_domain::terminal::Terminal;
-use checkout_domain::testing::{SequentialIds, TestKit};
+use checkout_domain::testing::{NoProcessorEvents, SequentialIds, TestKit};
 use checkout_domain::usecases::{IdempotentAnswer, IdempotentRequest, PaymentLink};
 use checkout_domain::values::{IdempotencyKey, RequestFingerprint, TerminalNumber};
 use checkout_domain::{Checkout, CheckoutError, IdempotencyConflict, Ports, SvcCode};
@@ -229,6 +229,9 @@ async fn a_fault_releases_the_key_so_that_a_retry_runs_again() {
             clock: kit.clock.clone(),
             ids: Arc::new(SequentialIds::default()),
             idempotency: kit.idempotency.clone(),
+            processor_events: Arc::new(NoProcessorEvents),
+            notices: kit.sessions.clone(),
+            disputes: kit.sessions.clone(),
         },
         kit.checkout.policy().clone(),
     );

@@ -26,3 +26,18 @@ mod reversal_ledger {
 
     checkout_domain::reversal_ledger_contract!(fresh());
 }
+
+/// The `NoticeStore` and `DisputeLedger` contract against the same in-memory store.
+mod notice_store {
+    use std::sync::Arc;
+
+    use checkout_domain::testing::contract::notices::Store;
+    use checkout_domain::testing::InMemorySessions;
+
+    /// A fresh in-memory store (nothing to keep alive).
+    fn fresh() -> ((), Store) {
+        ((), Arc::new(InMemorySessions::default()))
+    }
+
+    checkout_domain::notice_store_contract!(fresh());
+}

@@ -10,7 +10,7 @@ use SessionEvent as E;
 use SessionState as S;
 
 /// Every event. `event_index` below fails to compile when an event is added and not listed.
-const ALL_EVENTS: [SessionEvent; 12] = [
+const ALL_EVENTS: [SessionEvent; 13] = [
     E::CardSubmitted,
     E::ChallengeIssued,
     E::ChallengeAnswered,
@@ -23,6 +23,7 @@ const ALL_EVENTS: [SessionEvent; 12] = [
     E::MerchantCaptured,
     E::MerchantVoided,
     E::DeclinedRetryable,
+    E::AuthorizationExpired,
 ];
 
 fn event_index(event: SessionEvent) -> usize {
@@ -39,6 +40,7 @@ fn event_index(event: SessionEvent) -> usize {
         E::MerchantCaptured => 9,
         E::MerchantVoided => 10,
         E::DeclinedRetryable => 11,
+        E::AuthorizationExpired => 12,
     }
 }
 
@@ -58,7 +60,7 @@ fn expected_code_and_name(state: SessionState) -> (i16, &'static str) {
 }
 
 /// Every legal move: (from, event, to).
-const LEGAL: [(SessionState, SessionEvent, SessionState); 19] = [
+const LEGAL: [(SessionState, SessionEvent, SessionState); 20] = [
     (S::Pending, E::CardSubmitted, S::Processing),
     (S::Pending, E::PayerCancelled, S::Cancelled),
     (S::Pending, E::ExpiryPassed, S::Expired),
@@ -81,10 +83,17 @@ const LEGAL: [(SessionState, SessionEvent, SessionState); 19] = [
     // The merchant settles an authorisation held without capture.
     (S::ApprovedTransaction, E::MerchantCaptured, S::Successful),
     (S::ApprovedTransaction, E::MerchantVoided, S::Voided),
+    // The processor released an authorisation never captured.
+    (S::ApprovedTransaction, E::AuthorizationExpired, S::Expired),
 ];
 
-/// The merchant's events: the only ones a final state (ApprovedTransaction) still accepts.
-const MERCHANT_EVENTS: [SessionEvent; 2] = [E::MerchantCaptured, E::MerchantVoided];
+/// The merchant's events and the processor's release of an authorisation: the only ones a
+/// final state (ApprovedTransaction) still accepts.
+const MERCHANT_EVENTS: [SessionEvent; 3] = [
+    E::MerchantCaptured,
+    E::MerchantVoided,
+    E::AuthorizationExpired,
+];
 
 const TERMINAL: [SessionState; 6] = [
     S::Successful,

@@ -230,6 +230,11 @@ pub fn build_app(
                 .default_service(web::to(|| method_not_allowed("GET"))),
         )
         .service(
+            web::resource("/pay/api/processor-events")
+                .route(web::post().to(api::processor_events::receive_processor_event))
+                .default_service(web::to(|| method_not_allowed("POST"))),
+        )
+        .service(
             web::resource("/.well-known/jwks.json")
                 .route(web::get().to(api::jwks::jwks))
                 .default_service(web::to(|| method_not_allowed("GET"))),

@@ -19,6 +19,11 @@ pub const REQUESTS_TOTAL: &str = "checkout_http_requests_total";
 /// `status`.
 pub const REQUEST_DURATION: &str = "checkout_http_request_duration_seconds";
 
+/// Counter: card-processor events received, by `outcome` (`applied`, `duplicate`,
+/// `unknown_object`, `ignored`, `failed`: not absorbed now, sent again by the processor;
+/// refused: `bad_signature`, `stale`, `malformed`, `not_configured`).
+pub const PROCESSOR_EVENTS_TOTAL: &str = "checkout_processor_events_total";
+
 /// The route label of a request that matched no route.
 pub const UNMATCHED_ROUTE: &str = "unmatched";
 

@@ -38,6 +38,7 @@ use crate::problem::ProblemDetails;
         api::capture::void_payment,
         api::refunds::create_refund,
         api::refunds::list_refunds,
+        api::processor_events::receive_processor_event,
         api::jwks::jwks,
     ),
     components(schemas(
@@ -50,7 +51,10 @@ use crate::problem::ProblemDetails;
         dto::PaymentLinkResponse,
         dto::PaymentStatusResponse,
         dto::CardAttemptRecord,
+        dto::DisputeRecord,
+        dto::EventDispute,
         dto::EventBody,
+        api::processor_events::ProcessorEventReceipt,
         dto::EventPageResponse,
         dto::WebhookEndpointRequest,
         dto::WebhookEndpointResponse,
@@ -72,6 +76,7 @@ use crate::problem::ProblemDetails;
         dto::schemas::PaymentStateCode,
         dto::schemas::SessionType,
         dto::schemas::LedgerStateName,
+        dto::schemas::DisputeStatusName,
         dto::schemas::EventTypeName,
         dto::schemas::EventTypeFilter,
         dto::schemas::CardBrandName,
@@ -84,6 +89,7 @@ use crate::problem::ProblemDetails;
         (name = "Payments", description = "Payment sessions, payment links and status"),
         (name = "Events", description = "The terminal's payment events, in order: the feed to catch up with, and redelivery"),
         (name = "Webhooks", description = "Endpoints that receive the events as Standard Webhooks (signed with HMAC-SHA256), and their deliveries log"),
+        (name = "Processor", description = "The card processor's own events (its signed webhooks): not for merchants"),
     )
 )]
 pub struct ApiDoc;
@@ -101,7 +107,11 @@ impl Modify for BearerScheme {
 }
 
 /// The operations anyone may call, marked `security: []` (no bearer token).
-const PUBLIC_OPERATIONS: [&str; 2] = ["/api/public/security/auth", "/.well-known/jwks.json"];
+const PUBLIC_OPERATIONS: [&str; 3] = [
+    "/api/public/security/auth",
+    "/.well-known/jwks.json",
+    "/pay/api/processor-events",
+];
 
 /// Marks [`PUBLIC_OPERATIONS`] as needing no credentials.
 struct PublicOperations;

@@ -3,7 +3,6 @@
 //! current attempt has none, so the status of an unpaid session stays one row).
 
 use anyhow::Context;
-use checkout_domain::events::PaymentEvent;
 use checkout_domain::session::{CardAttempt, PaymentAttempt, PaymentSession};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -67,15 +66,4 @@ pub(crate) fn attach<'a>(
         }
     }
     Ok(())
-}
-
-/// Fills the attempts of the sessions of `events`, with one statement. The attempts of a
-/// session are final by the time of any event about it (every reported state is reached
-/// with its current attempt settled, and no attempt starts after it), so the list is the
-/// one as of the event.
-pub(crate) async fn fill_events(
-    conn: &AsyncPgConnection,
-    events: &mut [PaymentEvent],
-) -> anyhow::Result<()> {
-    fill(conn, events.iter_mut().map(|e| &mut e.session)).await
 }

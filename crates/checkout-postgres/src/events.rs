@@ -4,10 +4,10 @@
 
 use anyhow::Context;
 use async_trait::async_trait;
-use checkout_domain::events::{EventCursor, EventType, PaymentEvent};
+use checkout_domain::events::{EventCursor, EventSubject, EventType, PaymentEvent};
 use checkout_domain::ports::EventLog;
-use checkout_domain::session::{PaymentSession, SessionMoney, SessionState};
-use checkout_domain::values::TerminalNumber;
+use checkout_domain::session::{DisputeStatus, PaymentSession, SessionMoney, SessionState};
+use checkout_domain::values::{RefundId, TerminalNumber};
 use diesel::sql_types::{BigInt, Nullable, Numeric, SmallInt, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
@@ -15,9 +15,9 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::card_attempts;
 use crate::models::{session_from_rows, SessionRow};
 use crate::store::PgStore;
+use crate::{card_attempts, notices};
 
 /// The events of `$1` after the cursor (`$2` transaction, `$3` sequence; NULL: from the
 /// start), at most `$4`, with their sessions. Only events of transactions older than every
@@ -37,7 +37,9 @@ const EVENTS_AFTER_SQL: &str = "\
 pub(crate) const EVENT_COLUMNS: &str = "\
     e.id AS event_id, e.type AS event_type, e.state AS event_state, \
     e.occurred_at AS event_occurred_at, e.txid::text AS event_txid, e.seq AS event_seq, \
-    e.captured_amount AS event_captured_amount, e.refunded_amount AS event_refunded_amount";
+    e.captured_amount AS event_captured_amount, e.refunded_amount AS event_refunded_amount, \
+    e.refund_id AS event_refund_id, e.dispute_reference AS event_dispute_reference, \
+    e.dispute_status AS event_dispute_status";
 
 /// One event with its session: a row of [`EVENTS_AFTER_SQL`], and embedded in other queries
 /// that select [`EVENT_COLUMNS`] and `s.*`.
@@ -59,6 +61,12 @@ pub(crate) struct EventRow {
     event_captured_amount: Option<Decimal>,
     #[diesel(sql_type = Numeric)]
     event_refunded_amount: Decimal,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Uuid>)]
+    event_refund_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    event_dispute_reference: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    event_dispute_status: Option<String>,
     #[diesel(embed)]
     session: SessionRow,
 }
@@ -74,6 +82,19 @@ impl EventRow {
             .parse()
             .with_context(|| format!("stored transaction id {:?}", self.event_txid))?;
         let session = session_from_rows(self.session, Vec::new(), Vec::new())?;
+        let about = match (
+            self.event_refund_id,
+            self.event_dispute_reference,
+            self.event_dispute_status,
+        ) {
+            (Some(refund), _, _) => Some(EventSubject::Refund(RefundId::from_uuid(refund))),
+            (None, Some(reference), Some(status)) => Some(EventSubject::Dispute {
+                reference,
+                status: DisputeStatus::parse(&status)
+                    .with_context(|| format!("stored dispute status {status:?} is unknown"))?,
+            }),
+            _ => None,
+        };
         Ok(PaymentEvent {
             id: self.event_id,
             kind,
@@ -92,8 +113,21 @@ impl EventRow {
                 },
                 ..session
             },
+            about,
         })
     }
+}
+
+/// Fills the card attempts and disputes of the sessions of `events` (the status record each
+/// event carries lists both), with one statement each.
+pub(crate) async fn fill_events<'a>(
+    conn: &diesel_async::AsyncPgConnection,
+    events: impl IntoIterator<Item = &'a mut PaymentEvent>,
+) -> anyhow::Result<()> {
+    let mut sessions: Vec<&mut PaymentSession> =
+        events.into_iter().map(|e| &mut e.session).collect();
+    card_attempts::fill(conn, sessions.iter_mut().map(|s| &mut **s)).await?;
+    notices::fill_disputes(conn, sessions).await
 }
 
 #[async_trait]
@@ -120,7 +154,7 @@ impl EventLog for PgStore {
             .into_iter()
             .map(EventRow::into_event)
             .collect::<anyhow::Result<Vec<_>>>()?;
-        card_attempts::fill_events(&conn, &mut events).await?;
+        fill_events(&conn, &mut events).await?;
         Ok(events)
     }
 }
@@ -155,5 +189,22 @@ mod tests {
             SessionState::Successful.code()
         )));
         assert!(migration.contains("THEN 'payment.refunded'"));
+    }
+
+    /// The processor's release of a held authorisation is announced as the domain names it,
+    /// in the function the last migration to define it left.
+    #[test]
+    fn the_trigger_names_an_expired_authorisation_as_the_domain_does() {
+        let migration =
+            include_str!("../../../migrations/2026-11-28-000003_processor_events/up.sql");
+        let expired =
+            EventType::of_change(SessionState::ApprovedTransaction, SessionState::Expired);
+        assert_eq!(expired, Some(EventType::PaymentAuthorizationExpired));
+        assert!(migration.contains(&format!(
+            "WHEN old_state = {} AND new_state = {} THEN '{}'",
+            SessionState::ApprovedTransaction.code(),
+            SessionState::Expired.code(),
+            EventType::PaymentAuthorizationExpired.as_str()
+        )));
     }
 }

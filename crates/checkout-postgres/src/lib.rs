@@ -12,6 +12,7 @@ mod generic_plans;
 mod idempotency;
 mod migrations;
 mod models;
+mod notices;
 mod pool;
 mod read_combining;
 mod reversals;

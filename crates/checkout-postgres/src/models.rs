@@ -6,8 +6,8 @@ use anyhow::{anyhow, Context};
 use checkout_domain::auth::{OAuthClient, Role};
 use checkout_domain::card::CardBrand;
 use checkout_domain::session::{
-    AttemptState, Callbacks, Charge, HoldAction, HoldActionKind, Item, LedgerState, PaymentAttempt,
-    PaymentSession, Refund, SessionKind, SessionMoney, SessionState,
+    AttemptState, Callbacks, Charge, Dispute, DisputeStatus, HoldAction, HoldActionKind, Item,
+    LedgerState, PaymentAttempt, PaymentSession, Refund, SessionKind, SessionMoney, SessionState,
 };
 use checkout_domain::terminal::{CaptureMethod, Terminal};
 use checkout_domain::values::{
@@ -22,8 +22,8 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::schema::{
-    hold_actions, oauth_clients, payment_attempts, payment_refunds, payment_sessions,
-    session_charges, session_items, terminals,
+    hold_actions, oauth_clients, payment_attempts, payment_disputes, payment_refunds,
+    payment_sessions, session_charges, session_items, terminals,
 };
 
 const KIND_CHECKOUT: &str = "checkout";
@@ -300,6 +300,7 @@ fn build_session(
             refunded: row.refunded_amount,
         },
         attempts: Vec::new(),
+        disputes: Vec::new(),
     })
 }
 
@@ -555,6 +556,51 @@ impl TryFrom<RefundRow> for Refund {
             key: stored_key(row.idempotency_key.as_deref())?,
             next_check_at: row.next_check_at,
             created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+/// A `payment_disputes` row (without its insertion counter).
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = payment_disputes, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct DisputeRow {
+    pub reference: String,
+    pub session_id: Uuid,
+    pub amount: Decimal,
+    pub reason: String,
+    pub status: String,
+    pub opened_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+impl DisputeRow {
+    /// The row of `d`.
+    pub fn of(d: &Dispute) -> Self {
+        DisputeRow {
+            reference: d.reference.clone(),
+            session_id: d.session_id.as_uuid(),
+            amount: d.amount,
+            reason: d.reason.clone(),
+            status: d.status.as_str().to_owned(),
+            opened_at: d.opened_at,
+            updated_at: d.updated_at,
+        }
+    }
+}
+
+impl TryFrom<DisputeRow> for Dispute {
+    type Error = anyhow::Error;
+
+    fn try_from(row: DisputeRow) -> anyhow::Result<Dispute> {
+        Ok(Dispute {
+            status: DisputeStatus::parse(&row.status)
+                .ok_or_else(|| anyhow!("stored dispute status {:?} is unknown", row.status))?,
+            reference: row.reference,
+            session_id: SessionId::from_uuid(row.session_id),
+            amount: row.amount,
+            reason: row.reason,
+            opened_at: row.opened_at,
             updated_at: row.updated_at,
         })
     }

@@ -7,7 +7,9 @@
 //! - A capture or void is one INSERT guarded by the session's state, under the same lock; the
 //!   partial unique index `hold_actions_holding` lets one action hold the authorisation.
 //! - Settling is a compare-and-set on the row's state, in the same transaction as the session
-//!   change it makes (whose trigger writes the merchant's event).
+//!   change it makes (whose trigger writes the merchant's event); a refund's row is locked and
+//!   its move checked by [`LedgerState::refund_can_become`], the one rule with a move out of
+//!   Succeeded (a refund the processor failed later, taken out of the refunded amount).
 //! - Claims for reconciliation lock the due rows `FOR UPDATE SKIP LOCKED` and lease them.
 
 use anyhow::Context;
@@ -237,34 +239,50 @@ impl ReversalLedger for PgStore {
 
     async fn settle_refund(&self, refund: &Refund) -> anyhow::Result<bool> {
         let row = RefundRow::of(refund);
-        let succeeded = refund.state == LedgerState::Succeeded;
+        let next = refund.state;
         let mut conn = self.conn().await?;
         conn.transaction(async |conn| {
-            let saved = diesel::update(
-                payment_refunds::table
-                    .find(row.id)
-                    .filter(payment_refunds::state.eq_any(states_that_can_become(refund.state))),
-            )
-            .set((
-                payment_refunds::state.eq(&row.state),
-                payment_refunds::processor_reference.eq(&row.processor_reference),
-                payment_refunds::svc_code.eq(&row.svc_code),
-                payment_refunds::next_check_at.eq(row.next_check_at),
-                payment_refunds::updated_at.eq(row.updated_at),
-            ))
-            .execute(conn)
-            .await?;
-            if saved == 1 && succeeded {
+            let stored: Option<String> = payment_refunds::table
+                .find(row.id)
+                .select(payment_refunds::state)
+                .for_update()
+                .first(conn)
+                .await
+                .optional()?;
+            let Some(was) = stored.as_deref().and_then(LedgerState::parse) else {
+                return Ok(false);
+            };
+            if !was.refund_can_become(next) {
+                return Ok(false);
+            }
+            // The session first, so that the refund's own trigger (payment.refund_failed)
+            // writes the session as this transaction leaves it.
+            let change = match (was, next) {
+                (_, LedgerState::Succeeded) => Some(row.amount),
+                (LedgerState::Succeeded, LedgerState::Failed) => Some(-row.amount),
+                _ => None,
+            };
+            if let Some(change) = change {
                 diesel::update(payment_sessions::table.find(row.session_id))
                     .set((
                         payment_sessions::refunded_amount
-                            .eq(payment_sessions::refunded_amount + row.amount),
+                            .eq(payment_sessions::refunded_amount + change),
                         payment_sessions::updated_at.eq(row.updated_at),
                     ))
                     .execute(conn)
                     .await?;
             }
-            Ok::<_, diesel::result::Error>(saved == 1)
+            diesel::update(payment_refunds::table.find(row.id))
+                .set((
+                    payment_refunds::state.eq(&row.state),
+                    payment_refunds::processor_reference.eq(&row.processor_reference),
+                    payment_refunds::svc_code.eq(&row.svc_code),
+                    payment_refunds::next_check_at.eq(row.next_check_at),
+                    payment_refunds::updated_at.eq(row.updated_at),
+                ))
+                .execute(conn)
+                .await?;
+            Ok::<_, diesel::result::Error>(true)
         })
         .await
         .with_context(|| format!("settling refund {}", refund.id))

@@ -245,7 +245,40 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// The processor events absorbed, each once.
+    processor_notices (id) {
+        /// The processor's event id.
+        id -> Text,
+        /// When it was absorbed.
+        absorbed_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    /// Disputes of captured sessions, as the processor last reported each.
+    payment_disputes (reference) {
+        /// The processor's dispute reference.
+        reference -> Text,
+        /// Insertion order, to break ties between equal `opened_at`.
+        seq -> BigInt,
+        /// The session.
+        session_id -> Uuid,
+        /// The disputed amount.
+        amount -> Numeric,
+        /// The bank's reason.
+        reason -> Text,
+        /// `DisputeStatus::as_str`.
+        status -> Text,
+        /// When first recorded.
+        opened_at -> Timestamptz,
+        /// When last changed.
+        updated_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(oauth_clients -> terminals (terminal_number));
+diesel::joinable!(payment_disputes -> payment_sessions (session_id));
 diesel::joinable!(payment_sessions -> terminals (terminal_number));
 diesel::joinable!(session_items -> payment_sessions (session_id));
 diesel::joinable!(session_charges -> payment_sessions (session_id));
@@ -264,4 +297,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     payment_refunds,
     hold_actions,
     idempotency_keys,
+    processor_notices,
+    payment_disputes,
 );

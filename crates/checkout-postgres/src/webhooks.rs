@@ -21,8 +21,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::card_attempts;
-use crate::events::{EventRow, EVENT_COLUMNS};
+use crate::events::{self, EventRow, EVENT_COLUMNS};
 use crate::store::PgStore;
 
 type SqlUuid = diesel::sql_types::Uuid;
@@ -309,7 +308,7 @@ impl WebhookStore for PgStore {
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        card_attempts::fill(&conn, due.iter_mut().map(|d| &mut d.event.session)).await?;
+        events::fill_events(&conn, due.iter_mut().map(|d| &mut d.event)).await?;
         Ok(due)
     }
 

@@ -264,6 +264,12 @@ pub struct ProcessorSettings {
     pub stripe_base_url: Option<url::Url>,
     /// Stripe secret key (`Debug` prints a mask).
     pub stripe_api_key: Option<SecretString>,
+    /// The signing secrets of the Stripe webhook endpoint that sends `/pay/api/processor-events`
+    /// (`whsec_...`), comma-separated: the current one, and the previous one while rolling it.
+    /// Unset: processor events are refused (404) and only the sweep reconciles.
+    pub stripe_webhook_secrets: Option<SecretString>,
+    /// How far a Stripe event signature's timestamp may be from now, seconds (default 300).
+    pub stripe_webhook_tolerance_seconds: u32,
     /// Timeout of every processor call, milliseconds.
     pub timeout_ms: u64,
     /// Sandbox processor only: every call waits this long first, milliseconds (default 0).
@@ -456,6 +462,8 @@ impl Default for ProcessorSettings {
             kind: ProcessorKind::Sandbox,
             stripe_base_url: None,
             stripe_api_key: None,
+            stripe_webhook_secrets: None,
+            stripe_webhook_tolerance_seconds: 300,
             timeout_ms: 10_000,
             sandbox_delay_ms: 0,
             challenge_origins: None,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use checkout_domain::ports::CardProcessor;
+use checkout_domain::ports::{CardProcessor, ProcessorNotices};
 use checkout_domain::ports::{ClientStore, IdentityProvider};
 use checkout_domain::usecases::{
     ExpiryBounds, IdempotencyPolicy, ReconcilePolicy, WebhookPolicy, WebhookPorts, Webhooks,
@@ -15,7 +15,7 @@ use checkout_identity::{
     BuiltinIdentity, IdentityConfig, KeySet, OidcConfig, OidcIdentity, SigningKey,
 };
 use checkout_postgres::PgStore;
-use checkout_processor::{SandboxProcessor, StripeConfig, StripeProcessor};
+use checkout_processor::{NoEvents, SandboxProcessor, StripeConfig, StripeEvents, StripeProcessor};
 use checkout_webhooks::{SecretBox, UrlPolicy, WebhookAdapter, WebhookSender};
 use time::Duration;
 use url::Url;
@@ -200,6 +200,7 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     };
 
     let processor: Arc<dyn CardProcessor> = Arc::new(MeteredProcessor::new(processor));
+    let processor_events = processor_events(settings)?;
 
     let link_base = settings
         .checkout
@@ -248,11 +249,14 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
             reversals: store.clone(),
             events: store.clone(),
             terminals: store.clone(),
-            idempotency: store,
+            idempotency: store.clone(),
             processor,
             identity,
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds),
+            processor_events,
+            notices: store.clone(),
+            disputes: store.clone(),
         },
         policy,
     );
@@ -262,6 +266,35 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         jwks,
         csrf_secret,
     })
+}
+
+/// Stripe's webhooks, verified with the configured signing secrets; none when the processor
+/// is the sandbox or no secret is configured.
+fn processor_events(settings: &Settings) -> anyhow::Result<Arc<dyn ProcessorNotices>> {
+    let secrets = match (
+        &settings.processor.kind,
+        &settings.processor.stripe_webhook_secrets,
+    ) {
+        (ProcessorKind::Stripe, Some(secrets)) => secrets,
+        _ => return Ok(Arc::new(NoEvents)),
+    };
+    let secrets: Vec<&str> = secrecy::ExposeSecret::expose_secret(secrets)
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if secrets.len() > 2 {
+        anyhow::bail!(
+            "CHECKOUT__PROCESSOR__STRIPE_WEBHOOK_SECRETS holds at most two secrets (the current \
+             and the previous one)"
+        );
+    }
+    let tolerance = Duration::seconds(i64::from(
+        settings.processor.stripe_webhook_tolerance_seconds,
+    ));
+    let events = StripeEvents::new(&secrets, tolerance)
+        .context("CHECKOUT__PROCESSOR__STRIPE_WEBHOOK_SECRETS")?;
+    Ok(Arc::new(events))
 }
 
 /// `n` minutes.

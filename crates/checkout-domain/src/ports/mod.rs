@@ -4,6 +4,7 @@
 mod events;
 mod idempotency;
 mod identity;
+mod notices;
 mod processor;
 mod reversals;
 mod sessions;
@@ -14,9 +15,13 @@ mod webhooks;
 pub use events::EventLog;
 pub use idempotency::{Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse};
 pub use identity::{ClientStore, IdentityError, IdentityProvider, ProviderUnavailable};
+pub use notices::{
+    DisputeLedger, DisputeRecorded, NoticeRejected, NoticeStore, NoticeSubject, ProcessorNotice,
+    ProcessorNotices,
+};
 pub use processor::{
-    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
-    RefundOutcome, RefundRequest,
+    AuthorizationRequest, CaptureRequest, CardProcessor, DisputeReport, ProcessorError,
+    ProcessorOutcome, RefundOutcome, RefundRequest,
 };
 pub use reversals::{ActionBegun, Reservation, ReversalLedger, SessionMove};
 pub use sessions::{AttemptChange, InsertError, Recorded, SessionRepository};

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use rust_decimal::Decimal;
 
 use crate::card::CardDetails;
+use crate::session::DisputeStatus;
 use crate::terminal::CaptureMethod;
 use crate::values::{ActionId, Amount, AttemptId, InternalReference, RefundId, SessionId};
 
@@ -135,6 +136,21 @@ pub enum RefundOutcome {
     },
 }
 
+/// What the processor says of a dispute (chargeback) on a captured payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisputeReport {
+    /// The processor's dispute reference.
+    pub reference: String,
+    /// The processor's reference of the disputed payment (the authorisation's).
+    pub payment_reference: String,
+    /// The disputed amount, in major units of the payment's currency.
+    pub amount: Decimal,
+    /// The bank's reason, as the processor names it.
+    pub reason: String,
+    /// Where it stands.
+    pub status: DisputeStatus,
+}
+
 /// A processor failure, mapped to SVC_003 or SVC_004.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProcessorError {
@@ -233,4 +249,10 @@ pub trait CardProcessor: Send + Sync {
     /// a list or a search). `Pending` while the processor has not finished it; `Failed` only
     /// when the processor says nothing was (or, after a later failure, remains) refunded.
     async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError>;
+
+    /// What the processor holds now for the dispute `dispute_reference`.
+    ///
+    /// MUST change nothing at the processor and MUST read the dispute itself (a retrieve).
+    /// A processor without disputes (the sandbox) answers `Controlled`.
+    async fn dispute(&self, dispute_reference: &str) -> Result<DisputeReport, ProcessorError>;
 }

@@ -18,6 +18,11 @@ pub enum HoldActionKind {
     Capture,
     /// Release the authorisation: ApprovedTransaction → Voided.
     Void,
+    /// Not the merchant's: the processor released the authorisation on its own (it expired
+    /// uncaptured, Stripe after 7 days), noticed by a processor event or a refused capture.
+    /// Driving it reads the authorisation: ApprovedTransaction → Expired once the processor
+    /// shows it cancelled.
+    Expiry,
 }
 
 impl HoldActionKind {
@@ -26,25 +31,30 @@ impl HoldActionKind {
         match self {
             HoldActionKind::Capture => "capture",
             HoldActionKind::Void => "void",
+            HoldActionKind::Expiry => "expiry",
         }
     }
 
     /// Parses a name written by [`HoldActionKind::as_str`].
     pub fn parse(s: &str) -> Option<HoldActionKind> {
-        [HoldActionKind::Capture, HoldActionKind::Void]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        [
+            HoldActionKind::Capture,
+            HoldActionKind::Void,
+            HoldActionKind::Expiry,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
     }
 }
 
-/// One capture or void of a session's held authorisation.
+/// One capture, void or expiry of a session's held authorisation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HoldAction {
     /// Its id; the processor idempotency key derives from it.
     pub id: ActionId,
     /// The session whose authorisation it acts on.
     pub session_id: SessionId,
-    /// Capture or void.
+    /// Capture, void or expiry.
     pub kind: HoldActionKind,
     /// A capture's amount; a void's is the authorised amount.
     pub amount: Decimal,

@@ -8,7 +8,8 @@
 /// Sent ──▶ Succeeded | Failed | Unknown
 /// Unknown ──▶ Succeeded | Failed | Unknown (checked again later)
 /// ```
-/// Succeeded and Failed are final.
+/// Succeeded and Failed are final, but for a refund the processor fails after confirming
+/// it ([`LedgerState::refund_can_become`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LedgerState {
     /// Recorded (a refund's amount reserved) before the processor was asked.
@@ -78,5 +79,12 @@ impl LedgerState {
     /// changes.
     pub fn can_become(self, next: LedgerState) -> bool {
         !self.is_settled() && next != LedgerState::Sent
+    }
+
+    /// The refund's rule: the ledger's ([`can_become`](Self::can_become)), and one move more,
+    /// Succeeded → Failed, which only the processor makes: a refund it confirmed and failed
+    /// later (the payer's bank returned it), so the money is the merchant's again.
+    pub fn refund_can_become(self, next: LedgerState) -> bool {
+        self.can_become(next) || (self == LedgerState::Succeeded && next == LedgerState::Failed)
     }
 }

@@ -2,6 +2,7 @@
 
 mod attempt;
 mod card_attempts;
+mod dispute;
 mod hold_action;
 mod ledger;
 mod refund;
@@ -10,6 +11,7 @@ mod state;
 
 pub use attempt::{AttemptState, IllegalAttemptMove, PaymentAttempt};
 pub use card_attempts::{event_after_decline, CardAttempt};
+pub use dispute::{Dispute, DisputeStatus};
 pub use hold_action::{HoldAction, HoldActionKind};
 pub use ledger::LedgerState;
 pub use refund::Refund;
@@ -130,6 +132,9 @@ pub struct PaymentSession {
     /// The card attempts, oldest first, as the store last read them (the status record
     /// lists them); empty before the first card.
     pub attempts: Vec<CardAttempt>,
+    /// The disputes the processor reported, oldest first, as the store last read them (the
+    /// status record lists them); only a captured session has any.
+    pub disputes: Vec<Dispute>,
 }
 
 /// The money a session moved after its authorisation: what was captured and refunded.

@@ -22,7 +22,8 @@ pub enum SessionState {
     Processing,
     /// The processor asked for a 3-D Secure challenge; waiting for the payer. Code 5.
     ChallengeRequired,
-    /// Terminal: the session expired unpaid; its merchant reference is free again. Code 6.
+    /// Terminal: the session expired unpaid (or its authorisation expired at the processor
+    /// uncaptured: nothing charged); its merchant reference is free again. Code 6.
     Expired,
     /// Terminal: cancelled unpaid, by the payer (the back button of the checkout page) or by
     /// the merchant (`POST /pay/api/payment/{id}/cancel`). Code 7.
@@ -70,6 +71,9 @@ pub enum SessionEvent {
     /// The merchant voided an authorisation, as the processor confirmed
     /// (ApprovedTransaction → Voided).
     MerchantVoided,
+    /// The processor released an authorisation that was never captured (it expired), as a
+    /// read of it confirmed (ApprovedTransaction → Expired): nothing was charged.
+    AuthorizationExpired,
 }
 
 /// A move the state machine refuses.
@@ -114,6 +118,7 @@ impl SessionState {
             (S::Pending | S::ChallengeRequired, E::ExpiryPassed) => S::Expired,
             (S::ApprovedTransaction, E::MerchantCaptured) => S::Successful,
             (S::ApprovedTransaction, E::MerchantVoided) => S::Voided,
+            (S::ApprovedTransaction, E::AuthorizationExpired) => S::Expired,
             (from, event) => return Err(IllegalTransition { from, event }),
         };
         Ok(next)

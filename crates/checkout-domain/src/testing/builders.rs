@@ -95,6 +95,7 @@ pub fn session(terminal_number: &str, merchant_reference: &str) -> PaymentSessio
         expires_at: at(3_600_000_000),
         money: Default::default(),
         attempts: Vec::new(),
+        disputes: Vec::new(),
     }
 }
 

@@ -148,3 +148,25 @@ impl IdentityProvider for FakeIdentity {
             .ok_or(IdentityError::Rejected(AuthFailure::InvalidToken))
     }
 }
+
+/// A processor that sends no events (the sandbox's case): every event is refused as not
+/// configured. Domain tests hand [`ProcessorNotice`](crate::ports::ProcessorNotice)s to
+/// [`Checkout::absorb_processor_event`](crate::usecases::Checkout::absorb_processor_event)
+/// directly.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProcessorEvents;
+
+impl crate::ports::ProcessorNotices for NoProcessorEvents {
+    fn signature_header(&self) -> &'static str {
+        "Processor-Signature"
+    }
+
+    fn read(
+        &self,
+        _payload: &[u8],
+        _signature: Option<&str>,
+        _now: OffsetDateTime,
+    ) -> Result<crate::ports::ProcessorNotice, crate::ports::NoticeRejected> {
+        Err(crate::ports::NoticeRejected::NotConfigured)
+    }
+}

@@ -1,6 +1,6 @@
 //! In-memory stores: sessions with attempts, terminals, OAuth clients.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -8,17 +8,18 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 
 use crate::auth::{OAuthClient, Role};
-use crate::events::{EventCursor, EventType, PaymentEvent};
+use crate::events::{EventCursor, EventSubject, EventType, PaymentEvent};
 use crate::ports::{
-    ActionBegun, AttemptChange, ClientStore, EventLog, InsertError, Recorded, Reservation,
-    ReversalLedger, SessionMove, SessionRepository, TerminalDirectory,
+    ActionBegun, AttemptChange, ClientStore, DisputeLedger, DisputeRecorded, EventLog, InsertError,
+    NoticeStore, Recorded, Reservation, ReversalLedger, SessionMove, SessionRepository,
+    TerminalDirectory,
 };
 use crate::session::{
-    AttemptState, CardAttempt, HoldAction, LedgerState, PaymentAttempt, PaymentSession, Refund,
-    SessionState,
+    AttemptState, CardAttempt, Dispute, HoldAction, LedgerState, PaymentAttempt, PaymentSession,
+    Refund, SessionState,
 };
 use crate::terminal::Terminal;
-use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
+use crate::values::{AttemptId, MerchantReference, RefundId, SessionId, TerminalNumber};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -31,6 +32,8 @@ struct Tables {
     refunds: Vec<Refund>,
     actions: Vec<HoldAction>,
     events: Vec<PaymentEvent>,
+    notices: HashSet<String>,
+    disputes: Vec<Dispute>,
 }
 
 impl Tables {
@@ -63,12 +66,28 @@ impl Tables {
 
     /// Writes event `kind` of session `id` as it stands now.
     fn write_event(&mut self, id: SessionId, kind: EventType, at: OffsetDateTime) {
+        self.write_event_about(id, kind, at, None);
+    }
+
+    /// Writes event `kind` of session `id` as it stands now, about a refund or dispute.
+    fn write_event_about(
+        &mut self,
+        id: SessionId,
+        kind: EventType,
+        at: OffsetDateTime,
+        about: Option<EventSubject>,
+    ) {
         let Some(session) = self.sessions.get(&id) else {
             return;
+        };
+        let disputes = match session.state {
+            SessionState::Successful => self.disputes_of(id),
+            _ => Vec::new(),
         };
         let snapshot = PaymentSession {
             items: Vec::new(),
             charges: Vec::new(),
+            disputes,
             ..self.read(session)
         };
         let sequence = self.events.len() as u64 + 1;
@@ -81,7 +100,17 @@ impl Tables {
                 sequence,
             },
             session: snapshot,
+            about,
         });
+    }
+
+    /// The disputes of session `id`, oldest first.
+    fn disputes_of(&self, id: SessionId) -> Vec<Dispute> {
+        self.disputes
+            .iter()
+            .filter(|d| d.session_id == id)
+            .cloned()
+            .collect()
     }
 }
 
@@ -537,21 +566,34 @@ impl ReversalLedger for InMemorySessions {
         let Some(stored) = t.refunds.iter_mut().find(|r| r.id == refund.id) else {
             return Ok(false);
         };
-        if !stored.state.can_become(refund.state) {
+        if !stored.state.refund_can_become(refund.state) {
             return Ok(false);
         }
+        let was = stored.state;
         *stored = refund.clone();
-        if refund.state == LedgerState::Succeeded {
-            if let Some(s) = t.sessions.get_mut(&refund.session_id) {
-                s.money.refunded += refund.amount;
+        // As the PostgreSQL statements and triggers do: the refunded amount follows the
+        // processor's word, and each change is announced.
+        let (change, kind, about) = match (was, refund.state) {
+            (_, LedgerState::Succeeded) => (refund.amount, EventType::PaymentRefunded, None),
+            (LedgerState::Succeeded, LedgerState::Failed) => (
+                -refund.amount,
+                EventType::PaymentRefundFailed,
+                Some(EventSubject::Refund(refund.id)),
+            ),
+            (_, LedgerState::Failed) => (
+                Decimal::ZERO,
+                EventType::PaymentRefundFailed,
+                Some(EventSubject::Refund(refund.id)),
+            ),
+            _ => return Ok(true),
+        };
+        if let Some(s) = t.sessions.get_mut(&refund.session_id) {
+            if !change.is_zero() {
+                s.money.refunded += change;
                 s.updated_at = refund.updated_at;
             }
-            t.write_event(
-                refund.session_id,
-                EventType::PaymentRefunded,
-                refund.updated_at,
-            );
         }
+        t.write_event_about(refund.session_id, kind, refund.updated_at, about);
         Ok(true)
     }
 
@@ -653,5 +695,86 @@ impl ReversalLedger for InMemorySessions {
         Ok(claim_due(&mut t.actions, now, lease_until, limit, |a| {
             (!a.state.is_settled()).then_some(&mut a.next_check_at)
         }))
+    }
+}
+
+#[async_trait]
+impl NoticeStore for InMemorySessions {
+    async fn notice_seen(&self, id: &str) -> anyhow::Result<bool> {
+        Ok(lock(&self.tables).notices.contains(id))
+    }
+
+    async fn record_notice(&self, id: &str, _at: OffsetDateTime) -> anyhow::Result<()> {
+        lock(&self.tables).notices.insert(id.to_owned());
+        Ok(())
+    }
+
+    async fn attempt_by_reference(
+        &self,
+        reference: &str,
+    ) -> anyhow::Result<Option<PaymentAttempt>> {
+        Ok(lock(&self.tables)
+            .attempts
+            .iter()
+            .find(|a| a.processor_reference.as_deref() == Some(reference))
+            .cloned())
+    }
+
+    async fn find_refund(
+        &self,
+        id: Option<RefundId>,
+        reference: &str,
+    ) -> anyhow::Result<Option<Refund>> {
+        let t = lock(&self.tables);
+        let by_id = id.and_then(|id| t.refunds.iter().find(|r| r.id == id));
+        Ok(by_id
+            .or_else(|| {
+                t.refunds
+                    .iter()
+                    .find(|r| r.processor_reference.as_deref() == Some(reference))
+            })
+            .cloned())
+    }
+}
+
+#[async_trait]
+impl DisputeLedger for InMemorySessions {
+    async fn record_dispute(&self, dispute: &Dispute) -> anyhow::Result<DisputeRecorded> {
+        let mut t = lock(&self.tables);
+        let at = dispute.updated_at;
+        let about = |d: &Dispute| {
+            Some(EventSubject::Dispute {
+                reference: d.reference.clone(),
+                status: d.status,
+            })
+        };
+        let stored = t
+            .disputes
+            .iter_mut()
+            .find(|d| d.reference == dispute.reference);
+        let recorded = match stored {
+            None => {
+                // Opened first, with the status the processor reported.
+                t.disputes.push(dispute.clone());
+                let opened = EventType::PaymentDisputeOpened;
+                t.write_event_about(dispute.session_id, opened, at, about(dispute));
+                DisputeRecorded::Opened
+            }
+            Some(stored) if stored.status.can_become(dispute.status) => {
+                stored.status = dispute.status;
+                stored.updated_at = at;
+                DisputeRecorded::Moved
+            }
+            Some(_) => return Ok(DisputeRecorded::Unchanged),
+        };
+        if dispute.status.is_closed() {
+            let closed = EventType::PaymentDisputeClosed;
+            t.write_event_about(dispute.session_id, closed, at, about(dispute));
+        }
+        Ok(recorded)
+    }
+
+    async fn disputes(&self, session: SessionId) -> anyhow::Result<Vec<Dispute>> {
+        Ok(lock(&self.tables).disputes_of(session))
     }
 }

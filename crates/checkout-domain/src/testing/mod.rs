@@ -9,7 +9,7 @@ mod idempotency;
 mod memory;
 mod processor;
 
-pub use fakes::{FakeIdentity, ManualClock, SequentialIds, FAKE_TOKEN_LIFETIME};
+pub use fakes::{FakeIdentity, ManualClock, NoProcessorEvents, SequentialIds, FAKE_TOKEN_LIFETIME};
 pub use idempotency::InMemoryIdempotency;
 pub use memory::{InMemoryClients, InMemorySessions, InMemoryTerminals};
 pub use processor::{approved, FakeProcessor, Scripted};
@@ -70,6 +70,9 @@ impl TestKit {
             clock: clock.clone(),
             ids: Arc::new(SequentialIds::default()),
             idempotency: idempotency.clone(),
+            processor_events: Arc::new(NoProcessorEvents),
+            notices: sessions.clone(),
+            disputes: sessions.clone(),
         };
         let base = Url::parse("https://checkout.test/pay/link").unwrap_or_else(|_| unreachable!());
         let policy = CheckoutPolicy::new(TEST_LINK_VALIDITY, TEST_CHECKOUT_VALIDITY, base)

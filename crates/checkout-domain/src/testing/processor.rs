@@ -12,9 +12,10 @@ use rust_decimal::Decimal;
 
 use crate::card::CardDetails;
 use crate::ports::{
-    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
-    RefundOutcome, RefundRequest,
+    AuthorizationRequest, CaptureRequest, CardProcessor, DisputeReport, ProcessorError,
+    ProcessorOutcome, RefundOutcome, RefundRequest,
 };
+use crate::session::DisputeStatus;
 use crate::values::{AttemptId, RefundId, SessionId};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -44,6 +45,8 @@ struct Ledger {
     captured: HashMap<String, Decimal>,
     /// Every refund executed, by refund id (idempotency key): its reference and answer.
     refunds: HashMap<RefundId, (String, Decimal, RefundOutcome)>,
+    /// The disputes opened by the payers' banks, by reference.
+    disputes: HashMap<String, DisputeReport>,
 }
 
 impl Ledger {
@@ -179,6 +182,69 @@ impl FakeProcessor {
             }
             _ => false,
         }
+    }
+
+    /// The authorisation `reference`, held without capture, expires: the processor releases
+    /// it on its own (a read then answers `Canceled`). Returns false when it held none.
+    pub fn expire_authorization(&self, reference: &str) -> bool {
+        let mut ledger = lock(&self.ledger);
+        match ledger.holding(reference) {
+            Some((
+                attempt,
+                ProcessorOutcome::Approved {
+                    captured: false, ..
+                },
+            )) => {
+                let released = ProcessorOutcome::Canceled {
+                    processor_reference: reference.to_owned(),
+                };
+                ledger.set(attempt, released);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The processor fails, after the fact, the refund it confirmed as `refund_reference`
+    /// (the payer's bank returned it): a read of it now answers `Failed`. Returns false when
+    /// there is no such refund.
+    pub fn fail_refund_later(&self, refund_reference: &str) -> bool {
+        let mut ledger = lock(&self.ledger);
+        let found = ledger
+            .refunds
+            .values_mut()
+            .find(|(_, _, outcome)| refund_reference_of(outcome) == Some(refund_reference));
+        match found {
+            Some((_, _, outcome)) => {
+                *outcome = RefundOutcome::Failed {
+                    refund_reference: Some(refund_reference.to_owned()),
+                    reason: "the payer's bank returned the refund".into(),
+                };
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The payer's bank disputes `amount` of the payment `payment_reference`, or moves the
+    /// dispute `reference` to `status`: the processor then reports it so.
+    pub fn set_dispute(
+        &self,
+        reference: &str,
+        payment_reference: &str,
+        amount: Decimal,
+        status: DisputeStatus,
+    ) {
+        lock(&self.ledger).disputes.insert(
+            reference.to_owned(),
+            DisputeReport {
+                reference: reference.to_owned(),
+                payment_reference: payment_reference.to_owned(),
+                amount,
+                reason: "fraudulent".into(),
+                status,
+            },
+        );
     }
 
     /// How many times `authorize` was called, replays included.
@@ -447,6 +513,15 @@ impl CardProcessor for FakeProcessor {
             .find(|outcome| refund_reference_of(outcome) == Some(refund_reference))
             .cloned()
             .ok_or_else(|| ProcessorError::Controlled("no such refund".into()))
+    }
+
+    async fn dispute(&self, dispute_reference: &str) -> Result<DisputeReport, ProcessorError> {
+        self.check_up()?;
+        lock(&self.ledger)
+            .disputes
+            .get(dispute_reference)
+            .cloned()
+            .ok_or_else(|| ProcessorError::Controlled("no such dispute".into()))
     }
 }
 

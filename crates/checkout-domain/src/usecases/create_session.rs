@@ -221,6 +221,7 @@ impl Checkout {
             expires_at: new.expires_at.unwrap_or(now + validity),
             money: SessionMoney::default(),
             attempts: Vec::new(),
+            disputes: Vec::new(),
         }
     }
 }

@@ -3,14 +3,15 @@
 use super::Checkout;
 use crate::auth::Claims;
 use crate::error::{CheckoutError, SvcCode};
-use crate::session::PaymentSession;
+use crate::session::{PaymentSession, SessionState};
 use crate::values::SessionId;
 
 impl Checkout {
     /// GET /pay/api/payment/{checkoutSessionId}: the session, if it belongs to the caller's
     /// terminal. Unknown ids and other terminals' sessions are both SVC_007 (404), so that
     /// nobody learns which ids exist. An expiry that has passed is written first (for a
-    /// session waiting for a challenge, after the processor confirmed the cancel).
+    /// session waiting for a challenge, after the processor confirmed the cancel). A
+    /// captured session comes with its disputes.
     ///
     /// The session's items and charges may be left empty: the status record shows neither,
     /// so only the session itself is read ([`SessionRepository::get_without_lines`]).
@@ -23,7 +24,12 @@ impl Checkout {
     ) -> Result<PaymentSession, CheckoutError> {
         match self.ports.sessions.get_without_lines(id).await? {
             Some(session) if session.terminal == caller.terminal => {
-                self.settle_expiry(session).await
+                let mut session = self.settle_expiry(session).await?;
+                if session.state == SessionState::Successful {
+                    // Only a captured payment can be disputed.
+                    session.disputes = self.ports.disputes.disputes(id).await?;
+                }
+                Ok(session)
             }
             _ => Err(CheckoutError::svc(SvcCode::Svc007)),
         }

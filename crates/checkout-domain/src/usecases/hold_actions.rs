@@ -47,6 +47,15 @@ impl ActionDone {
                 }
             }
             (HoldActionKind::Void, LedgerState::Succeeded) => Ok(self.session),
+            (HoldActionKind::Capture, LedgerState::Failed)
+                if self.session.state == SessionState::Expired =>
+            {
+                Err(CheckoutError::svc_with(
+                    SvcCode::Svc008,
+                    "The authorisation expired at the processor uncaptured, so it cannot be \
+                     captured; nothing was charged.",
+                ))
+            }
             (HoldActionKind::Capture, LedgerState::Failed) => Err(CheckoutError::svc_with(
                 action.svc_code.unwrap_or(SvcCode::Svc004),
                 "The processor refused the capture; nothing was captured.",
@@ -78,6 +87,11 @@ impl ActionDone {
                      outcome.",
                 ))
             }
+            // Never the merchant's request: only what holds the authorisation instead.
+            (HoldActionKind::Expiry, _) => Err(CheckoutError::svc_with(
+                SvcCode::Svc008,
+                "The authorisation expired at the processor uncaptured; nothing was charged.",
+            )),
         }
     }
 }
@@ -157,7 +171,12 @@ impl Checkout {
             action
         } else {
             let session = self.load(id).await?;
-            self.drive_action(&session, action).await?
+            let action = self.drive_action(&session, action).await?;
+            if action.kind == HoldActionKind::Capture && action.state == LedgerState::Failed {
+                // A refused capture may be an authorisation that expired at the processor.
+                self.check_hold(&self.reload(id).await?).await?;
+            }
+            action
         };
         Ok(ActionDone {
             session: self.reload(id).await?,
@@ -182,6 +201,7 @@ impl Checkout {
         let what = match other.kind {
             HoldActionKind::Capture => format!("a capture of {}", other.amount),
             HoldActionKind::Void => "a void".to_owned(),
+            HoldActionKind::Expiry => "its expiry".to_owned(),
         };
         Ok(CheckoutError::svc_with(
             SvcCode::Svc008,
@@ -231,6 +251,12 @@ impl Checkout {
                 }
                 Ok(_) | Err(ProcessorError::Communication(_)) => (LedgerState::Unknown, None, None),
             },
+            // A read: the processor released the authorisation, or it still holds it.
+            HoldActionKind::Expiry => match self.ports.processor.retrieve(&reference).await {
+                Ok(ProcessorOutcome::Canceled { .. }) => (LedgerState::Succeeded, None, None),
+                Ok(ProcessorOutcome::Approved { .. }) => (LedgerState::Failed, None, None),
+                Ok(_) | Err(_) => (LedgerState::Unknown, None, None),
+            },
         };
         let now = self.now();
         action.state = state;
@@ -248,6 +274,7 @@ impl Checkout {
                 let event = match action.kind {
                     HoldActionKind::Capture => SessionEvent::MerchantCaptured,
                     HoldActionKind::Void => SessionEvent::MerchantVoided,
+                    HoldActionKind::Expiry => SessionEvent::AuthorizationExpired,
                 };
                 let from = SessionState::ApprovedTransaction;
                 Some(SessionMove {
@@ -287,6 +314,7 @@ fn verb(kind: HoldActionKind) -> &'static str {
     match kind {
         HoldActionKind::Capture => "captured",
         HoldActionKind::Void => "voided",
+        HoldActionKind::Expiry => "expired",
     }
 }
 

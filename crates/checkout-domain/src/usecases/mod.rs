@@ -13,6 +13,7 @@ mod idempotent_create;
 mod list_events;
 mod open_page;
 mod process_payment;
+mod processor_notices;
 mod reconcile;
 mod reconcile_reversals;
 mod refund_payment;
@@ -29,6 +30,7 @@ pub use idempotent_create::{Finality, IdempotencyPolicy, IdempotentAnswer, Idemp
 pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};
+pub use processor_notices::NoticeOutcome;
 pub use reconcile::{ReconcilePolicy, ReconcileReport};
 pub use refund_payment::RefundDone;
 pub use webhooks::{
@@ -44,8 +46,8 @@ use url::Url;
 
 use crate::error::{CheckoutError, SvcCode, ValidationErrors};
 use crate::ports::{
-    CardProcessor, Clock, EventLog, IdGenerator, IdempotencyStore, IdentityProvider,
-    ReversalLedger, SessionRepository, TerminalDirectory,
+    CardProcessor, Clock, DisputeLedger, EventLog, IdGenerator, IdempotencyStore, IdentityProvider,
+    NoticeStore, ProcessorNotices, ReversalLedger, SessionRepository, TerminalDirectory,
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
 use crate::values::{Amount, AmountError, CallbackRule, SessionId};
@@ -72,6 +74,12 @@ pub struct Ports {
     pub ids: Arc<dyn IdGenerator>,
     /// Idempotency keys of the create routes.
     pub idempotency: Arc<dyn IdempotencyStore>,
+    /// The processor's events: verified and read by its adapter.
+    pub processor_events: Arc<dyn ProcessorNotices>,
+    /// What is kept of the processor's events, and the rows they name.
+    pub notices: Arc<dyn NoticeStore>,
+    /// The disputes the processor reports.
+    pub disputes: Arc<dyn DisputeLedger>,
 }
 
 /// Business settings of the service.

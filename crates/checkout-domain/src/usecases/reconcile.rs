@@ -106,7 +106,10 @@ impl Checkout {
     }
 
     /// Asks the processor once about a claimed `attempt` and records the answer.
-    async fn resolve(&self, attempt: &PaymentAttempt) -> Result<PaymentResult, CheckoutError> {
+    pub(super) async fn resolve(
+        &self,
+        attempt: &PaymentAttempt,
+    ) -> Result<PaymentResult, CheckoutError> {
         let session = self.load(attempt.session_id).await?;
         let answer = match &attempt.processor_reference {
             Some(reference) => Answer::of_read(self.ports.processor.retrieve(reference).await),

@@ -16,6 +16,7 @@ mod expiry_sweep;
 mod hosted_pages;
 mod payment_links;
 mod payment_status;
+mod processor_events;
 mod reversals;
 mod terminal_provisioned;
 mod unique_reference;

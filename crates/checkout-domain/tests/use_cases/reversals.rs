@@ -14,14 +14,14 @@ use time::Duration;
 use super::{d, pay, start};
 
 /// A session of `T-1` paid with capture (Successful, 25.00 USD); its processor reference.
-async fn paid(kit: &TestKit, reference: &str) -> (SessionId, String) {
+pub(super) async fn paid(kit: &TestKit, reference: &str) -> (SessionId, String) {
     let session = start(kit, reference).await;
     pay(kit, session.id).await;
     (session.id, processor_reference(kit, session.id).await)
 }
 
 /// A session of `T-1` authorised without capture (ApprovedTransaction, 25.00 USD).
-async fn held(kit: &TestKit, reference: &str) -> SessionId {
+pub(super) async fn held(kit: &TestKit, reference: &str) -> SessionId {
     let session = start(kit, reference).await;
     kit.processor.push_authorize(Ok(ProcessorOutcome::Approved {
         processor_reference: format!("pi_held_{reference}"),
@@ -33,7 +33,7 @@ async fn held(kit: &TestKit, reference: &str) -> SessionId {
 }
 
 /// The processor's reference of the session's payment.
-async fn processor_reference(kit: &TestKit, id: SessionId) -> String {
+pub(super) async fn processor_reference(kit: &TestKit, id: SessionId) -> String {
     use checkout_domain::ports::SessionRepository;
     let attempt = kit.sessions.latest_attempt(id).await.unwrap().unwrap();
     attempt.processor_reference.unwrap()
@@ -47,7 +47,7 @@ fn once(key: &str, body: u8) -> IdempotentRequest {
 }
 
 /// The SVC code of an error, for assertions.
-fn code<T: std::fmt::Debug>(result: Result<T, CheckoutError>) -> Option<SvcCode> {
+pub(super) fn code<T: std::fmt::Debug>(result: Result<T, CheckoutError>) -> Option<SvcCode> {
     result.expect_err("an error").svc_code()
 }
 
@@ -68,7 +68,7 @@ fn render<T>(result: &Result<T, CheckoutError>) -> checkout_domain::ports::Saved
     }
 }
 
-async fn events_of(kit: &TestKit, kind: EventType) -> usize {
+pub(super) async fn events_of(kit: &TestKit, kind: EventType) -> usize {
     let terminal = TerminalNumber::parse("T-1").unwrap();
     let page = kit
         .sessions

@@ -1,12 +1,12 @@
 //! GET /pay/api/events bodies: a page of the terminal's events. Each event has exactly the
 //! body its webhook delivery carries.
 
-use checkout_domain::events::PaymentEvent;
+use checkout_domain::events::{EventSubject, PaymentEvent};
 use checkout_domain::ports::EventEncoder;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::schemas::EventTypeName;
+use super::schemas::{DisputeStatusName, EventTypeName};
 use super::{utc_timestamp, PaymentStatusResponse};
 
 /// One event: what happened to a payment session, with the session's status record as of
@@ -18,7 +18,9 @@ pub struct EventBody {
     pub id: String,
     /// One of `payment.succeeded`, `payment.authorized`, `payment.failed`,
     /// `payment.expired`, `payment.cancelled`, `payment.captured`, `payment.voided`,
-    /// `payment.refunded` and `payment.attempt_failed`.
+    /// `payment.refunded`, `payment.attempt_failed`, `payment.refund_failed`,
+    /// `payment.authorization_expired`, `payment.dispute_opened` and
+    /// `payment.dispute_closed`.
     #[serde(rename = "type")]
     #[schema(value_type = EventTypeName)]
     pub kind: String,
@@ -27,6 +29,28 @@ pub struct EventBody {
     pub timestamp: String,
     /// The status record of `GET /pay/api/payment/{id}` as of the event.
     pub data: PaymentStatusResponse,
+    /// `payment.refund_failed`: the refund that failed (its `refundId` in
+    /// `GET /pay/api/payment/{id}/refunds`). Absent on other events.
+    #[serde(rename = "refundId", skip_serializing_if = "Option::is_none")]
+    #[schema(example = "5b1f0e2a-8c3d-4e7f-9a6b-0c1d2e3f4a5b")]
+    pub refund_id: Option<String>,
+    /// `payment.dispute_opened` and `payment.dispute_closed`: the dispute, with its status as
+    /// of the event (a closed one's outcome: `Won`, `Lost` or `InquiryClosed`). Absent on
+    /// other events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispute: Option<EventDispute>,
+}
+
+/// The dispute an event is about.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventDispute {
+    /// The processor's dispute reference (as in the record's `disputes`).
+    #[schema(example = "dp_1Q2w3E4r5T6y7U8i")]
+    pub dispute_id: String,
+    /// Its status when the event was written.
+    #[schema(value_type = DisputeStatusName)]
+    pub status: String,
 }
 
 impl EventBody {
@@ -37,6 +61,17 @@ impl EventBody {
             kind: event.kind.as_str().to_owned(),
             timestamp: utc_timestamp(event.occurred_at),
             data: PaymentStatusResponse::new(&event.session, event.occurred_at),
+            refund_id: match &event.about {
+                Some(EventSubject::Refund(id)) => Some(id.to_string()),
+                _ => None,
+            },
+            dispute: match &event.about {
+                Some(EventSubject::Dispute { reference, status }) => Some(EventDispute {
+                    dispute_id: reference.clone(),
+                    status: status.name().to_owned(),
+                }),
+                _ => None,
+            },
         }
     }
 }

@@ -12,7 +12,7 @@ mod token;
 mod webhooks;
 
 pub use decimal::JsonDecimal;
-pub use events::{EventBody, EventPageResponse, JsonEventEncoder};
+pub use events::{EventBody, EventDispute, EventPageResponse, JsonEventEncoder};
 pub use reversal::{
     AmountRequest, RefundBody, RefundListResponse, RefundRequest, ReversalResponse,
 };
@@ -20,7 +20,7 @@ pub use session::{
     AdditionalChargeDto, ItemDto, PaymentLinkRequest, PaymentLinkResponse, StartPaymentRequest,
     StartPaymentResponse,
 };
-pub use status::{CardAttemptRecord, PaymentStatusResponse};
+pub use status::{CardAttemptRecord, DisputeRecord, PaymentStatusResponse};
 pub use token::{TokenRequest, TokenResponse};
 pub use webhooks::{
     CreatedWebhookEndpointResponse, DeliveryAttemptBody, DeliveryBody, RedeliveryResponse,

@@ -6,7 +6,9 @@ use std::borrow::Cow;
 
 use checkout_domain::card::CardBrand;
 use checkout_domain::events::EventType;
-use checkout_domain::session::{AttemptState, CardAttempt, LedgerState, SessionState};
+use checkout_domain::session::{
+    AttemptState, CardAttempt, DisputeStatus, LedgerState, SessionState,
+};
 use checkout_domain::values::Currency;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
@@ -94,7 +96,7 @@ const STATES: &str = "The session's state (its number is `stateCode`):\n\n\
 | 3 | ApprovedTransaction | yes | authorised, not captured (capture or void it) |\n\
 | 4 | Processing | no | a card was submitted; waiting for the processor |\n\
 | 5 | ChallengeRequired | no | waiting for the payer's 3DS challenge |\n\
-| 6 | Expired | yes | expired unpaid; its merchant reference is free again |\n\
+| 6 | Expired | yes | expired unpaid (or its authorisation expired at the processor uncaptured: nothing charged); its merchant reference is free again |\n\
 | 7 | Cancelled | yes | cancelled unpaid, by the payer or the merchant |\n\
 | 8 | Voided | yes | the merchant voided an authorisation never captured |\n\n\
 Poll a payment link until the state is terminal.";
@@ -140,6 +142,17 @@ component!(
          processor refused: nothing refunded) or `Unknown` (the processor's answer was lost: \
          its amount stays reserved, not counted as refunded).",
         "Succeeded",
+    )
+);
+
+component!(
+    /// `DisputeStatus`: where a dispute stands.
+    DisputeStatusName as "DisputeStatus" => string_enum(
+        DisputeStatus::ALL.map(DisputeStatus::name),
+        "Open: `NeedsResponse` (send evidence to the processor), `UnderReview` (the bank is \
+         deciding). Decided: `Won` (the money stays with the merchant), `Lost` (it went back to \
+         the payer), `InquiryClosed` (an inquiry that never became a chargeback).",
+        "NeedsResponse",
     )
 );
 

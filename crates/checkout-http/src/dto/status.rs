@@ -1,12 +1,14 @@
 //! GET /pay/api/payment/{checkoutSessionId} body (spec 2.5, 3).
 
-use checkout_domain::session::{CardAttempt, PaymentSession, SessionKind};
+use checkout_domain::session::{CardAttempt, Dispute, PaymentSession, SessionKind};
+use checkout_domain::values::Currency;
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 use super::schemas::{
-    CardAttemptOutcome, CardBrandName, CurrencyCode, PaymentState, PaymentStateCode, SessionType,
+    CardAttemptOutcome, CardBrandName, CurrencyCode, DisputeStatusName, PaymentState,
+    PaymentStateCode, SessionType,
 };
 use super::{utc_timestamp, JsonDecimal};
 
@@ -56,6 +58,49 @@ pub struct PaymentStatusResponse {
     /// More than one only when the terminal allows another card after a decline
     /// (`maxCardAttempts`).
     pub attempts: Vec<CardAttemptRecord>,
+    /// The disputes (chargebacks) the payer's bank opened on the captured payment, oldest
+    /// first, as the processor last reported each (empty unless captured and disputed).
+    pub disputes: Vec<DisputeRecord>,
+}
+
+/// One dispute of a captured payment, as the card processor reports it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DisputeRecord {
+    /// The processor's dispute reference.
+    #[schema(example = "dp_1Q2w3E4r5T6y7U8i")]
+    pub dispute_id: String,
+    /// The disputed amount, in the session's currency.
+    #[schema(value_type = f64, example = 25.50)]
+    pub amount: JsonDecimal,
+    /// The bank's reason, as the processor names it (`fraudulent`, `product_not_received`,
+    /// ...).
+    #[schema(example = "fraudulent")]
+    pub reason: String,
+    /// `NeedsResponse` or `UnderReview` while open; `Won`, `Lost` or `InquiryClosed` once
+    /// decided.
+    #[schema(value_type = DisputeStatusName)]
+    pub status: String,
+    /// When the service learnt of it (UTC).
+    #[schema(format = DateTime, example = "2026-11-25T09:00:00Z")]
+    pub opened_date_time: String,
+    /// When its status last changed (UTC).
+    #[schema(format = DateTime, example = "2026-11-25T09:00:00Z")]
+    pub last_update_date_time: String,
+}
+
+impl DisputeRecord {
+    /// The record of `dispute`, in `currency`.
+    pub fn new(dispute: &Dispute, currency: Currency) -> Self {
+        DisputeRecord {
+            dispute_id: dispute.reference.clone(),
+            amount: JsonDecimal::money(dispute.amount, currency),
+            reason: dispute.reason.clone(),
+            status: dispute.status.name().to_owned(),
+            opened_date_time: utc_timestamp(dispute.opened_at),
+            last_update_date_time: utc_timestamp(dispute.updated_at),
+        }
+    }
 }
 
 /// One card submitted for a session: never card data beyond the brand and last four digits.
@@ -121,6 +166,11 @@ impl PaymentStatusResponse {
                 .attempts
                 .iter()
                 .map(CardAttemptRecord::from)
+                .collect(),
+            disputes: session
+                .disputes
+                .iter()
+                .map(|d| DisputeRecord::new(d, currency))
                 .collect(),
         }
     }

@@ -33,3 +33,22 @@ mod reversal_ledger {
 
     checkout_domain::reversal_ledger_contract!(fresh().await);
 }
+
+/// The `NoticeStore` and `DisputeLedger` contract against PostgreSQL, each check on a
+/// database of its own.
+mod notice_store {
+    use std::sync::Arc;
+
+    use checkout_domain::testing::contract::notices::Store;
+    use checkout_test_db::TestDatabase;
+
+    use crate::support::database;
+
+    /// A fresh database (kept alive by the guard) and its store.
+    async fn fresh() -> (TestDatabase, Store) {
+        let (db, store) = database().await;
+        (db, Arc::new(store))
+    }
+
+    checkout_domain::notice_store_contract!(fresh().await);
+}

@@ -11,8 +11,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use checkout_domain::card::CardDetails;
 use checkout_domain::ports::{
-    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
-    RefundOutcome, RefundRequest,
+    AuthorizationRequest, CaptureRequest, CardProcessor, DisputeReport, ProcessorError,
+    ProcessorOutcome, RefundOutcome, RefundRequest,
 };
 use checkout_domain::terminal::CaptureMethod;
 use checkout_domain::values::{AttemptId, RefundId};
@@ -296,5 +296,13 @@ impl CardProcessor for SandboxProcessor {
             .get(&id)
             .map(|(_, _, answer)| answer.clone())
             .ok_or_else(unknown_reference)
+    }
+
+    /// The sandbox's payers never dispute a payment.
+    async fn dispute(&self, _dispute_reference: &str) -> Result<DisputeReport, ProcessorError> {
+        self.wait().await;
+        Err(ProcessorError::Controlled(
+            "the sandbox processor has no disputes".into(),
+        ))
     }
 }

@@ -52,6 +52,23 @@ pub(crate) struct Refund {
     pub failure_reason: Option<String>,
 }
 
+/// A Dispute.
+#[derive(Deserialize)]
+pub(crate) struct Dispute {
+    pub id: String,
+    /// The disputed amount, in minor units.
+    pub amount: i64,
+    /// Lower case.
+    pub currency: String,
+    /// The disputed PaymentIntent (an id unless expanded, which the adapter never asks).
+    #[serde(default)]
+    pub payment_intent: Option<String>,
+    pub reason: String,
+    /// `warning_needs_response`, `warning_under_review`, `warning_closed`,
+    /// `needs_response`, `under_review`, `won`, `lost` or `prevented`.
+    pub status: String,
+}
+
 impl PaymentIntent {
     /// Where the payer takes a challenge the processor hosts.
     pub fn challenge_url(&self) -> Option<String> {

@@ -5,22 +5,25 @@ mod amount;
 pub(crate) mod api;
 pub(crate) mod client;
 mod config;
+mod events;
 pub(crate) mod outcome;
 
 use async_trait::async_trait;
 use checkout_domain::card::CardDetails;
 use checkout_domain::ports::{
-    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
-    RefundOutcome, RefundRequest,
+    AuthorizationRequest, CaptureRequest, CardProcessor, DisputeReport, ProcessorError,
+    ProcessorOutcome, RefundOutcome, RefundRequest,
 };
+use checkout_domain::session::DisputeStatus;
 use checkout_domain::terminal::CaptureMethod;
-use checkout_domain::values::AttemptId;
+use checkout_domain::values::{AttemptId, Currency};
 use rust_decimal::Decimal;
 
 pub use config::StripeConfig;
+pub use events::{StripeEvents, DEFAULT_TOLERANCE};
 
 use crate::redact::redact;
-use api::{IntentStatus, PaymentIntent, PaymentMethod, Refund};
+use api::{Dispute, IntentStatus, PaymentIntent, PaymentMethod, Refund};
 use client::{CallError, Client, Form};
 use config::{check_base_url, ApiKey};
 use outcome::outcome_of;
@@ -317,6 +320,50 @@ impl StripeProcessor {
             .map_err(|e| ProcessorError::Communication(describe(e)))?;
         Ok(refund_outcome(refund))
     }
+
+    async fn read_dispute(&self, reference: &str) -> Result<DisputeReport, ProcessorError> {
+        check_reference(reference)?;
+        let dispute = self
+            .client
+            .get::<Dispute>("retrieve dispute", &["v1", "disputes", reference], &[])
+            .await
+            .map_err(failure_of)?;
+        dispute_report(dispute)
+    }
+}
+
+/// What the service keeps of a Stripe dispute.
+fn dispute_report(dispute: Dispute) -> Result<DisputeReport, ProcessorError> {
+    let status = match dispute.status.as_str() {
+        "warning_needs_response" | "needs_response" => DisputeStatus::NeedsResponse,
+        "warning_under_review" | "under_review" => DisputeStatus::UnderReview,
+        "won" | "prevented" => DisputeStatus::Won,
+        "lost" => DisputeStatus::Lost,
+        "warning_closed" => DisputeStatus::InquiryClosed,
+        other => {
+            // A status this adapter does not know: the event is answered with an error, so
+            // Stripe delivers it again, and the log names it.
+            return Err(ProcessorError::Communication(format!(
+                "retrieve dispute: unknown status {other:?}"
+            )));
+        }
+    };
+    let currency = Currency::parse(&dispute.currency.to_ascii_uppercase()).map_err(|_| {
+        ProcessorError::Communication(format!(
+            "retrieve dispute: unknown currency {:?}",
+            dispute.currency
+        ))
+    })?;
+    let payment_reference = dispute.payment_intent.ok_or_else(|| {
+        ProcessorError::Communication("retrieve dispute: no payment_intent".into())
+    })?;
+    Ok(DisputeReport {
+        reference: dispute.id,
+        payment_reference,
+        amount: amount::from_minor_units(dispute.amount, currency),
+        reason: dispute.reason.chars().take(100).collect(),
+        status,
+    })
 }
 
 /// A refund's answer with its failure reason and any error text redacted.
@@ -518,5 +565,11 @@ impl CardProcessor for StripeProcessor {
 
     async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError> {
         redacted_refund(self.read_refund(refund_reference).await)
+    }
+
+    async fn dispute(&self, dispute_reference: &str) -> Result<DisputeReport, ProcessorError> {
+        self.read_dispute(dispute_reference)
+            .await
+            .map_err(|e| scrub_error(e, &[]))
     }
 }

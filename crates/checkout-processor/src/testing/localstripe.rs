@@ -5,8 +5,8 @@
 use async_trait::async_trait;
 use checkout_domain::card::CardDetails;
 use checkout_domain::ports::{
-    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
-    RefundOutcome, RefundRequest,
+    AuthorizationRequest, CaptureRequest, CardProcessor, DisputeReport, ProcessorError,
+    ProcessorOutcome, RefundOutcome, RefundRequest,
 };
 use checkout_domain::values::AttemptId;
 use rust_decimal::Decimal;
@@ -131,5 +131,9 @@ impl CardProcessor for LocalstripeProcessor {
 
     async fn refund_status(&self, refund_reference: &str) -> Result<RefundOutcome, ProcessorError> {
         self.stripe.refund_status(refund_reference).await
+    }
+
+    async fn dispute(&self, dispute_reference: &str) -> Result<DisputeReport, ProcessorError> {
+        self.stripe.dispute(dispute_reference).await
     }
 }

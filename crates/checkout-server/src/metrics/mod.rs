@@ -145,6 +145,10 @@ fn describe() {
         REVERSAL_RECONCILIATIONS_TOTAL,
         "Captures, voids and refunds the reconciliation sweep asked the processor about, by outcome."
     );
+    metrics::describe_counter!(
+        checkout_http::metrics::PROCESSOR_EVENTS_TOTAL,
+        "Card-processor events received, by outcome (refusals included)."
+    );
 }
 
 /// Counts what a reconciliation sweep did with the reversal ledger.

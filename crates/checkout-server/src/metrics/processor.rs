@@ -6,8 +6,8 @@ use std::time::Instant;
 use async_trait::async_trait;
 use checkout_domain::card::CardDetails;
 use checkout_domain::ports::{
-    AuthorizationRequest, CaptureRequest, CardProcessor, ProcessorError, ProcessorOutcome,
-    RefundOutcome, RefundRequest,
+    AuthorizationRequest, CaptureRequest, CardProcessor, DisputeReport, ProcessorError,
+    ProcessorOutcome, RefundOutcome, RefundRequest,
 };
 use checkout_domain::values::AttemptId;
 
@@ -17,9 +17,9 @@ pub const CALLS_TOTAL: &str = "checkout_processor_calls_total";
 pub const CALL_DURATION: &str = "checkout_processor_call_duration_seconds";
 
 /// Wraps a processor; every call records [`CALLS_TOTAL`] and [`CALL_DURATION`] with `call`
-/// one of `tokenize`, `authorize`, `retrieve`, `challenge`, `cancel`, `capture`, `refund`, `refund_status` and
+/// one of `tokenize`, `authorize`, `retrieve`, `challenge`, `cancel`, `capture`, `refund`, `refund_status`, `dispute` and
 /// `outcome` one of `tokenized`, `captured`, `authorized`, `declined`, `challenge_required`,
-/// `canceled`, `refunded`, `refund_pending`, `refund_failed`, `unreachable` (no answer:
+/// `canceled`, `refunded`, `refund_pending`, `refund_failed`, `dispute_read`, `unreachable` (no answer:
 /// SVC_003) or `refused` (SVC_004). Nothing of the request (card,
 /// references, amounts) becomes a label.
 pub struct MeteredProcessor {
@@ -164,6 +164,17 @@ impl CardProcessor for MeteredProcessor {
         let started = Instant::now();
         let result = self.inner.refund_status(refund_reference).await;
         record("refund_status", refund_label(&result), started);
+        result
+    }
+
+    async fn dispute(&self, dispute_reference: &str) -> Result<DisputeReport, ProcessorError> {
+        let started = Instant::now();
+        let result = self.inner.dispute(dispute_reference).await;
+        let label = match &result {
+            Ok(_) => "dispute_read",
+            Err(e) => error_label(e),
+        };
+        record("dispute", label, started);
         result
     }
 }

@@ -30,7 +30,7 @@ use checkout_domain::values::{SessionId, TerminalNumber};
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
 use checkout_postgres::PgStore;
 use checkout_processor::testing::fake_stripe::{Call, FakeStripe, FakeStripeConfig, Fault, When};
-use checkout_processor::{StripeConfig, StripeProcessor};
+use checkout_processor::{NoEvents, StripeConfig, StripeProcessor};
 use checkout_server::system::RandomIds;
 use checkout_test_db::TestDatabase;
 use time::{Duration, OffsetDateTime};
@@ -168,11 +168,14 @@ impl World {
                 reversals: store_port.clone(),
                 events: store_port.clone(),
                 terminals: store_port.clone(),
-                idempotency: store_port,
+                idempotency: store_port.clone(),
                 processor,
                 identity: Arc::new(FakeIdentity::new(Arc::new(InMemoryClients::default()))),
                 clock: self.clock.clone(),
                 ids: Arc::new(RandomIds),
+                processor_events: Arc::new(NoEvents),
+                notices: store_port.clone(),
+                disputes: store_port,
             },
             policy,
         );

@@ -9,6 +9,7 @@
 //! checkout_domain::session_repository_contract!(fresh_store().await);
 //! ```
 
+pub mod notices;
 pub mod processor;
 pub mod reversals;
 pub mod sessions;
@@ -70,6 +71,32 @@ macro_rules! reversal_ledger_contract {
             async fn $check() {
                 let (_guard, store) = $fresh;
                 $crate::testing::contract::reversals::$check(store).await;
+            }
+        )*
+    };
+}
+
+/// Declares one `#[tokio::test]` per check of [`notices`], each on a fresh store from
+/// `$fresh` (an expression yielding `(guard, Arc<dyn NoticeLedgerStore>)`).
+///
+/// [`notices`]: crate::testing::contract::notices
+#[macro_export]
+macro_rules! notice_store_contract {
+    ($fresh:expr) => {
+        $crate::notice_store_contract!(@checks $fresh;
+            a_notice_is_seen_once_recorded_and_a_second_record_is_harmless,
+            rows_are_found_by_the_references_events_carry,
+            a_dispute_moves_only_forward_and_each_change_is_announced_once,
+            racing_records_of_one_dispute_announce_it_once,
+            a_refund_failed_after_it_succeeded_gives_its_amount_back_once,
+        );
+    };
+    (@checks $fresh:expr; $($check:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                let (_guard, store) = $fresh;
+                $crate::testing::contract::notices::$check(store).await;
             }
         )*
     };
