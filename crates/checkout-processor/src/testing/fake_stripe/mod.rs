@@ -304,16 +304,17 @@ impl FakeStripe {
     /// cardholder's bank would; returns its id, `dp_...`. Panics when the intent has no
     /// captured charge or its charge is already disputed.
     pub fn open_dispute(&self, payment_intent: &str, reason: &str) -> String {
-        disputes::open(&mut self.shared.store(), payment_intent, reason)
-            .unwrap_or_else(|why| panic!("cannot open a dispute: {why}"))
+        // The store's lock is released before any panic.
+        let opened = disputes::open(&mut self.shared.store(), payment_intent, reason);
+        opened.unwrap_or_else(|why| panic!("cannot open a dispute: {why}"))
     }
 
     /// Sets the status of dispute `id` to one of Stripe's: `warning_needs_response`,
     /// `warning_under_review`, `warning_closed`, `needs_response`, `under_review`, `won`,
     /// `lost`. Panics for an unknown dispute or status.
     pub fn set_dispute_status(&self, id: &str, status: &str) {
-        disputes::set_status(&mut self.shared.store(), id, status)
-            .unwrap_or_else(|why| panic!("cannot set the dispute's status: {why}"));
+        let set = disputes::set_status(&mut self.shared.store(), id, status);
+        set.unwrap_or_else(|why| panic!("cannot set the dispute's status: {why}"));
     }
 
     /// Every dispute, oldest first, as it is now.
