@@ -11,15 +11,17 @@
 //!   after its work is done ([`FakeStripe::inject`]);
 //! - an authorisation not captured within [`FakeStripeConfig::authorization_lifetime`]
 //!   expires: the intent is canceled (`automatic`) and can no longer be captured;
-//! - a refund of the `4000000000005126` card reads `succeeded`, then fails later;
+//! - a refund of the `4000000000005126` card reads `succeeded`, then fails
+//!   [`FakeStripeConfig::refund_failure_delay`] later;
 //! - a payment can be disputed and the dispute won or lost ([`FakeStripe::open_dispute`]);
 //! - every state change is an Event, delivered as a signed webhook
 //!   ([`FakeStripe::deliver_events_to`]) that may arrive late, twice, out of order, and
 //!   again after every non-2xx answer.
 //!
 //! Raw HTTP/1.1, one request per connection (`connection: close`), form-encoded requests and
-//! JSON answers. A card number lives only in memory, as the test behaviour it selects; the
-//! recorded requests carry `<redacted>` in its place and in the CVC's.
+//! JSON answers; events are sent with `reqwest`. A card number lives only in memory, as the
+//! test behaviour it selects; the recorded requests carry `<redacted>` in its place and in
+//! the CVC's.
 
 mod api;
 mod cards;
