@@ -1098,6 +1098,7 @@ async fn refunds_of_the_5126_card_fail() {
     let late = FakeStripe::start(FakeStripeConfig {
         list_delay: Duration::ZERO,
         refund_failure_delay: Duration::from_millis(300),
+        ..FakeStripeConfig::default()
     })
     .await;
     let api = Api::new(&late);

@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 use super::http::Request;
 use super::params::Params;
 use super::store::Store;
-use super::{intents, payment_methods, refunds, Call};
+use super::{disputes, intents, payment_methods, refunds, Call};
 
 /// An endpoint's answer, and whether the endpoint began its work (then the answer is saved
 /// under the idempotency key and the execution counted) or refused by validation.
@@ -134,6 +134,7 @@ pub(super) fn execute(store: &mut Store, call: Call, request: &Request) -> Reply
         Call::CreateRefund => refunds::create(store, &params),
         Call::ListRefunds => refunds::list(store, &params),
         Call::RetrieveRefund => refunds::retrieve(store, id, &params),
+        Call::RetrieveDispute => disputes::retrieve(store, id, &params),
     };
     let reply = outcome.unwrap_or_else(|refusal| refusal);
     if reply.executed {

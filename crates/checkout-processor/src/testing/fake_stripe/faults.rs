@@ -24,6 +24,8 @@ pub enum Call {
     ListRefunds,
     /// `GET /v1/refunds/{id}`.
     RetrieveRefund,
+    /// `GET /v1/disputes/{id}`.
+    RetrieveDispute,
 }
 
 impl Call {
@@ -46,6 +48,7 @@ impl Call {
             ("POST", ["v1", "refunds"]) => Some(Call::CreateRefund),
             ("GET", ["v1", "refunds"]) => Some(Call::ListRefunds),
             ("GET", ["v1", "refunds", id]) if !id.is_empty() => Some(Call::RetrieveRefund),
+            ("GET", ["v1", "disputes", id]) if !id.is_empty() => Some(Call::RetrieveDispute),
             _ => None,
         }
     }

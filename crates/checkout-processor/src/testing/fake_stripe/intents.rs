@@ -76,14 +76,16 @@ pub(super) fn create(store: &mut Store, p: &Params) -> Outcome {
         latest_charge: None,
         cancellation_reason: None,
         canceled_at: None,
+        authorised_at: None,
     };
     intent.client_secret = format!("{}_secret_{}", intent.id, random_token(24));
+    let as_created = (intent.status, intent.json());
     let reply = if order.confirm {
         confirm(store, &mut intent)
     } else {
-        Reply::ok(intent.json())
+        Reply::ok(as_created.1.clone())
     };
-    store.insert_intent(intent);
+    store.insert_intent(intent, as_created);
     Ok(reply)
 }
 

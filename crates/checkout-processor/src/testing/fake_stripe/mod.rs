@@ -8,14 +8,26 @@
 //! - cancel, capture and refund follow Stripe's state rules;
 //! - 3D Secure is completed on a page the fake hosts, at the processor, not by the client;
 //! - any call can be made to hang, reset, close, answer a status or be delayed, before or
-//!   after its work is done ([`FakeStripe::inject`]).
+//!   after its work is done ([`FakeStripe::inject`]);
+//! - an authorisation not captured within [`FakeStripeConfig::authorization_lifetime`]
+//!   expires: the intent is canceled (`automatic`) and can no longer be captured;
+//! - a refund of the `4000000000005126` card reads `succeeded`, then fails
+//!   [`FakeStripeConfig::refund_failure_delay`] later;
+//! - a payment can be disputed and the dispute won or lost ([`FakeStripe::open_dispute`]);
+//! - every state change is an Event, delivered as a signed webhook
+//!   ([`FakeStripe::deliver_events_to`]) that may arrive late, twice, out of order, and
+//!   again after every non-2xx answer.
 //!
 //! Raw HTTP/1.1, one request per connection (`connection: close`), form-encoded requests and
-//! JSON answers. A card number lives only in memory, as the test behaviour it selects; the
-//! recorded requests carry `<redacted>` in its place and in the CVC's.
+//! JSON answers; events are sent with `reqwest`. A card number lives only in memory, as the
+//! test behaviour it selects; the recorded requests carry `<redacted>` in its place and in
+//! the CVC's.
 
 mod api;
 mod cards;
+mod delivery;
+mod disputes;
+mod events;
 mod faults;
 mod http;
 mod idempotency;
@@ -28,13 +40,16 @@ mod store;
 mod three_ds;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use url::Url;
 
+pub use delivery::EventDelivery;
 pub use faults::{Call, Fault, When};
 
 use server::Shared;
@@ -49,6 +64,10 @@ pub struct FakeStripeConfig {
     /// it reads `failed`. Real Stripe answers `succeeded` and fails the refund later; the
     /// default, zero, answers `failed` at once.
     pub refund_failure_delay: Duration,
+    /// How long an authorisation (an intent in `requires_capture`) can be captured: older, it
+    /// expires, and the intent is canceled with `cancellation_reason: "automatic"`. Stripe's
+    /// is 7 days for most cards; the default, `None`, never expires.
+    pub authorization_lifetime: Option<Duration>,
 }
 
 impl Default for FakeStripeConfig {
@@ -56,6 +75,7 @@ impl Default for FakeStripeConfig {
         FakeStripeConfig {
             list_delay: Duration::from_secs(2),
             refund_failure_delay: Duration::ZERO,
+            authorization_lifetime: None,
         }
     }
 }
@@ -79,6 +99,10 @@ pub struct IntentSnapshot {
     pub metadata: BTreeMap<String, String>,
     /// The attached PaymentMethod (Stripe detaches it after a failed payment).
     pub payment_method: Option<String>,
+    /// The latest charge, `ch_...`, once the card was tried.
+    pub latest_charge: Option<String>,
+    /// Why it was canceled: `automatic` when its authorisation expired.
+    pub cancellation_reason: Option<String>,
     /// Creation time, unix seconds.
     pub created: i64,
 }
@@ -96,6 +120,55 @@ pub struct RefundSnapshot {
     pub status: String,
     /// The refund's metadata (the Stripe adapter sends `refund`: its ledger row's id).
     pub metadata: BTreeMap<String, String>,
+}
+
+/// A dispute as the fake holds it now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DisputeSnapshot {
+    /// `dp_...`.
+    pub id: String,
+    /// The disputed PaymentIntent.
+    pub payment_intent: String,
+    /// The disputed charge, the intent's latest.
+    pub charge: String,
+    /// The amount disputed, in minor units: what the intent received.
+    pub amount: i64,
+    /// The lower-case currency code.
+    pub currency: String,
+    /// Stripe's reason: `fraudulent`, `product_not_received`, ...
+    pub reason: String,
+    /// Stripe's status: `needs_response`, `under_review`, `won`, `lost`, ...
+    pub status: String,
+    /// Creation time, unix seconds.
+    pub created: i64,
+}
+
+/// An event as the fake recorded it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventSnapshot {
+    /// `evt_...`.
+    pub id: String,
+    /// The event's `type`: `payment_intent.succeeded`, `refund.failed`, ...
+    pub kind: String,
+    /// The id of the object it is about (`pi_...`, `re_...`, `dp_...`).
+    pub object_id: String,
+    /// Creation time, unix seconds.
+    pub created: i64,
+    /// The object as it was when the event happened (the event's `data.object`).
+    pub object: Value,
+}
+
+/// One send of an event to an endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeliverySnapshot {
+    /// The event sent.
+    pub event_id: String,
+    /// The endpoint it was sent to.
+    pub url: Url,
+    /// Which send of this delivery it was, from 1. A duplicate delivery counts its own.
+    pub attempt: u32,
+    /// The status answered; `None` when the connection failed or timed out.
+    pub status: Option<u16>,
 }
 
 /// One request as received, with card data redacted.
@@ -136,12 +209,16 @@ fn find<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// A running fake Stripe; stops on drop (its listener and every open connection).
+/// A running fake Stripe; stops on drop (its listener, every open connection, its ticker and
+/// its event deliveries).
 pub struct FakeStripe {
     /// Its base URL, `http://127.0.0.1:<port>/`.
     pub base_url: Url,
     shared: Arc<Shared>,
     task: JoinHandle<()>,
+    ticker: JoinHandle<()>,
+    /// The tasks delivering events, one for each endpoint.
+    delivery_tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl FakeStripe {
@@ -152,10 +229,13 @@ impl FakeStripe {
         let base_url = Url::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
         let shared = Arc::new(Shared::new(format!("http://127.0.0.1:{port}"), config));
         let task = tokio::spawn(server::accept_loop(listener, shared.clone()));
+        let ticker = tokio::spawn(server::ticker(shared.clone()));
         FakeStripe {
             base_url,
             shared,
             task,
+            ticker,
+            delivery_tasks: Mutex::default(),
         }
     }
 
@@ -220,11 +300,75 @@ impl FakeStripe {
             store::Completion::Done { .. }
         )
     }
+
+    /// Opens a dispute (`needs_response`) of the captured charge of intent `payment_intent`
+    /// for `reason` (one of Stripe's: `fraudulent`, `product_not_received`, ...), as the
+    /// cardholder's bank would; returns its id, `dp_...`. Panics when the intent has no
+    /// captured charge or its charge is already disputed.
+    pub fn open_dispute(&self, payment_intent: &str, reason: &str) -> String {
+        // The store's lock is released before any panic.
+        let opened = disputes::open(&mut self.shared.store(), payment_intent, reason);
+        opened.unwrap_or_else(|why| panic!("cannot open a dispute: {why}"))
+    }
+
+    /// Sets the status of dispute `id` to one of Stripe's: `warning_needs_response`,
+    /// `warning_under_review`, `warning_closed`, `needs_response`, `under_review`, `won`,
+    /// `lost`. Panics for an unknown dispute or status.
+    pub fn set_dispute_status(&self, id: &str, status: &str) {
+        let set = disputes::set_status(&mut self.shared.store(), id, status);
+        set.unwrap_or_else(|why| panic!("cannot set the dispute's status: {why}"));
+    }
+
+    /// Every dispute, oldest first, as it is now.
+    pub fn disputes(&self) -> Vec<DisputeSnapshot> {
+        let store = self.shared.store();
+        store
+            .disputes()
+            .iter()
+            .map(disputes::Dispute::snapshot)
+            .collect()
+    }
+
+    /// Every event so far, oldest first, delivered or not.
+    pub fn events(&self) -> Vec<EventSnapshot> {
+        let store = self.shared.store();
+        store.events().iter().map(|e| e.snapshot()).collect()
+    }
+
+    /// Every send of an event so far, in order, to any endpoint.
+    pub fn deliveries(&self) -> Vec<DeliverySnapshot> {
+        self.shared.deliveries().clone()
+    }
+
+    /// Delivers every event that happens from now on (earlier ones are not sent) to `url` as
+    /// Stripe delivers webhooks: a `POST` of the event's JSON signed with `secret` in the
+    /// `Stripe-Signature` header (`t=<unix seconds>,v1=<HMAC-SHA256 of "<t>.<body>">,v0=...`,
+    /// signed afresh for every send), retried, duplicated and reordered as `delivery` says.
+    /// Each call adds an endpoint. Needs a Tokio runtime.
+    pub fn deliver_events_to(&self, url: Url, secret: &str, delivery: EventDelivery) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        self.shared.store().subscribe(sender);
+        let endpoint = delivery::Endpoint::new(url, secret, delivery);
+        let task = tokio::spawn(delivery::run(receiver, endpoint, self.shared.clone()));
+        self.delivery_tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(task);
+    }
 }
 
 impl Drop for FakeStripe {
     fn drop(&mut self) {
-        // The accept loop owns the connections' tasks: aborting it aborts them.
+        // The accept loop owns the connections' tasks, and each delivery task its sends:
+        // aborting them aborts those.
         self.task.abort();
+        self.ticker.abort();
+        let tasks = self
+            .delivery_tasks
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        for task in tasks.drain(..) {
+            task.abort();
+        }
     }
 }

@@ -51,6 +51,10 @@ pub(super) fn create(store: &mut Store, p: &Params) -> Outcome {
         intent.latest_charge.clone(),
         intent.card == Some(Behaviour::RefundFails),
     );
+    let now = Instant::now();
+    let fails_at = fails
+        .then(|| now.checked_add(store.config.refund_failure_delay))
+        .flatten();
     let refund = Refund {
         id: new_id("re"),
         seq: store.next_seq(),
@@ -61,11 +65,11 @@ pub(super) fn create(store: &mut Store, p: &Params) -> Outcome {
         reason,
         metadata: p.nested("metadata"),
         created: unix_now(),
-        created_at: Instant::now(),
-        fails,
+        fails_at,
+        failed: fails_at.is_some_and(|at| at <= now),
     };
-    let body = refund.json(store.config.refund_failure_delay);
-    store.refunds.push(refund);
+    let body = refund.json();
+    store.insert_refund(refund);
     Ok(Reply::ok(body))
 }
 
@@ -95,28 +99,26 @@ pub(super) fn list(store: &mut Store, p: &Params) -> Outcome {
         "ending_before",
         "expand",
     ])?;
-    let seq_of = |id: &str| store.refunds.iter().find(|r| r.id == id).map(|r| r.seq);
+    let seq_of = |id: &str| store.refunds().iter().find(|r| r.id == id).map(|r| r.seq);
     let cursor = Cursor::read(p, "refund", seq_of)?;
-    let delay = store.config.refund_failure_delay;
     let (intent, charge) = (p.get("payment_intent"), p.get("charge"));
     let items = store
-        .refunds
+        .refunds()
         .iter()
         .rev()
         .filter(|r| intent.is_none_or(|id| r.payment_intent == id))
         .filter(|r| charge.is_none_or(|id| r.charge.as_deref() == Some(id)))
-        .map(|r| (r.seq, r.json(delay)))
+        .map(|r| (r.seq, r.json()))
         .collect();
     Ok(Reply::ok(cursor.page(items, "/v1/refunds")))
 }
 
 pub(super) fn retrieve(store: &mut Store, id: &str, p: &Params) -> Outcome {
     p.only(&["expand"])?;
-    let delay = store.config.refund_failure_delay;
     store
-        .refunds
+        .refunds()
         .iter()
         .find(|r| r.id == id)
-        .map(|r| Reply::ok(r.json(delay)))
+        .map(|r| Reply::ok(r.json()))
         .ok_or_else(|| Reply::no_such("refund", id, Some("id")))
 }

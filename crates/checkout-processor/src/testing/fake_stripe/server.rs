@@ -13,7 +13,7 @@ use super::faults::{Faults, Staged};
 use super::http::{self, Request, Response};
 use super::idempotency::{self, Claim, Keys};
 use super::store::{new_id, Store};
-use super::{three_ds, Call, FakeStripeConfig, Fault, Recorded};
+use super::{three_ds, Call, DeliverySnapshot, FakeStripeConfig, Fault, Recorded};
 
 /// How long [`Fault::Hang`] holds a connection.
 const HANG: Duration = Duration::from_secs(120);
@@ -33,6 +33,7 @@ pub(super) struct Shared {
     keys: Mutex<Keys>,
     faults: Mutex<Faults>,
     log: Mutex<Vec<Recorded>>,
+    deliveries: Mutex<Vec<DeliverySnapshot>>,
 }
 
 impl Shared {
@@ -42,11 +43,20 @@ impl Shared {
             keys: Mutex::default(),
             faults: Mutex::default(),
             log: Mutex::default(),
+            deliveries: Mutex::default(),
         }
     }
 
+    /// The store, brought up to date with the time-driven changes (see [`Store::tick`]).
     pub fn store(&self) -> MutexGuard<'_, Store> {
-        lock(&self.store)
+        let mut store = lock(&self.store);
+        store.tick();
+        store
+    }
+
+    /// Every send of an event, in order.
+    pub fn deliveries(&self) -> MutexGuard<'_, Vec<DeliverySnapshot>> {
+        lock(&self.deliveries)
     }
 
     pub fn faults(&self) -> MutexGuard<'_, Faults> {
@@ -64,6 +74,21 @@ impl Shared {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// How often [`ticker`] brings the store up to date when nothing else reads it.
+const TICK: Duration = Duration::from_millis(10);
+
+/// Makes the time-driven changes (expiries, late refund failures) when they are due, even
+/// while no request comes, until aborted.
+pub(super) async fn ticker(shared: Arc<Shared>) {
+    let mut interval = tokio::time::interval(TICK);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        // Taking the store is what brings it up to date.
+        drop(shared.store());
+    }
 }
 
 /// Accepts connections until aborted; aborting it drops, and so aborts, every connection.

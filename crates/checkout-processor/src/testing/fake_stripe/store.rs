@@ -1,15 +1,19 @@
-//! What the fake holds (payment methods, intents, refunds), how an intent changes state, and
-//! the JSON Stripe writes for each.
+//! What the fake holds (payment methods, intents, refunds, disputes, events), how an intent
+//! changes state, and the JSON Stripe writes for each. Every state change records an event.
 
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::{json, Value};
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::cards::{unix_now, Behaviour};
+use super::disputes::Dispute;
+use super::events::Event;
 use super::{Call, FakeStripeConfig, IntentSnapshot, RefundSnapshot};
 
 /// A fresh Stripe-like id: `prefix` + `_` + 24 random letters and digits.
@@ -128,6 +132,8 @@ pub(super) struct Intent {
     pub latest_charge: Option<String>,
     pub cancellation_reason: Option<String>,
     pub canceled_at: Option<i64>,
+    /// When it was last authorised (entered `requires_capture`), for the expiry.
+    pub authorised_at: Option<Instant>,
 }
 
 impl Intent {
@@ -158,6 +164,8 @@ impl Intent {
             currency: self.currency.clone(),
             metadata: self.metadata.clone(),
             payment_method: self.payment_method.clone(),
+            latest_charge: self.latest_charge.clone(),
+            cancellation_reason: self.cancellation_reason.clone(),
             created: self.created,
         }
     }
@@ -170,6 +178,7 @@ impl Intent {
         if hold || self.capture_method == CaptureMethod::Manual {
             self.status = Status::RequiresCapture;
             self.amount_capturable = self.amount;
+            self.authorised_at = Some(Instant::now());
         } else {
             self.status = Status::Succeeded;
             self.amount_received = self.amount;
@@ -219,22 +228,22 @@ pub(super) struct Refund {
     pub reason: Option<String>,
     pub metadata: BTreeMap<String, String>,
     pub created: i64,
-    pub created_at: Instant,
-    /// Paid with the card whose refunds fail.
-    pub fails: bool,
+    /// When it fails: only a refund of the card whose refunds fail does.
+    pub fails_at: Option<Instant>,
+    pub failed: bool,
 }
 
 impl Refund {
-    pub fn status(&self, failure_delay: Duration) -> &'static str {
-        if self.fails && self.created_at.elapsed() >= failure_delay {
+    pub fn status(&self) -> &'static str {
+        if self.failed {
             "failed"
         } else {
             "succeeded"
         }
     }
 
-    pub fn json(&self, failure_delay: Duration) -> Value {
-        let status = self.status(failure_delay);
+    pub fn json(&self) -> Value {
+        let status = self.status();
         json!({
             "id": self.id, "object": "refund", "amount": self.amount,
             "charge": self.charge, "created": self.created, "currency": self.currency,
@@ -265,7 +274,12 @@ pub(super) struct Store {
     intents: HashMap<String, Intent>,
     /// Every version of every intent, oldest first, for the lagging list.
     versions: HashMap<String, Vec<(Instant, Value)>>,
-    pub refunds: Vec<Refund>,
+    refunds: Vec<Refund>,
+    disputes: Vec<Dispute>,
+    /// Every event, oldest first.
+    events: Vec<Arc<Event>>,
+    /// The delivery tasks' queues: each gets every event recorded after it subscribed.
+    subscribers: Vec<UnboundedSender<Arc<Event>>>,
     next_seq: u64,
     executions: HashMap<Call, usize>,
 }
@@ -279,6 +293,9 @@ impl Store {
             intents: HashMap::new(),
             versions: HashMap::new(),
             refunds: Vec::new(),
+            disputes: Vec::new(),
+            events: Vec::new(),
+            subscribers: Vec::new(),
             next_seq: 0,
             executions: HashMap::new(),
         }
@@ -308,20 +325,35 @@ impl Store {
             .find(|i| i.latest_charge.as_deref() == Some(charge))
     }
 
-    pub fn insert_intent(&mut self, intent: Intent) {
+    /// Adds a new intent. `as_created` is its status and JSON before it was confirmed, the
+    /// object of `payment_intent.created`; the confirmation's event follows.
+    pub fn insert_intent(&mut self, intent: Intent, as_created: (Status, Value)) {
         let id = intent.id.clone();
+        self.emit("payment_intent.created", as_created.1);
+        let kind = intent_event(as_created.0, &intent);
+        let json = intent.json();
         self.intents.insert(id.clone(), intent);
         self.publish(&id);
+        if let Some(kind) = kind {
+            self.emit(kind, json);
+        }
     }
 
-    /// Changes intent `id` with `change` and publishes the new version to the list.
+    /// Changes intent `id` with `change`, publishes the new version to the list and records
+    /// the event of its new status, if it changed.
     pub fn update_intent<R>(
         &mut self,
         id: &str,
         change: impl FnOnce(&mut Intent) -> R,
     ) -> Option<R> {
-        let result = change(self.intents.get_mut(id)?);
+        let intent = self.intents.get_mut(id)?;
+        let before = intent.status;
+        let result = change(intent);
+        let event = intent_event(before, intent).map(|kind| (kind, intent.json()));
         self.publish(id);
+        if let Some((kind, json)) = event {
+            self.emit(kind, json);
+        }
         Some(result)
     }
 
@@ -367,26 +399,125 @@ impl Store {
 
     /// The amount refunded from intent `id`, failed refunds excepted.
     pub fn refunded(&self, id: &str) -> i64 {
-        let delay = self.config.refund_failure_delay;
         self.refunds
             .iter()
-            .filter(|r| r.payment_intent == id && r.status(delay) != "failed")
+            .filter(|r| r.payment_intent == id && !r.failed)
             .map(|r| r.amount)
             .sum()
     }
 
+    /// Every refund, oldest first.
+    pub fn refunds(&self) -> &[Refund] {
+        &self.refunds
+    }
+
+    /// Adds a new refund (`refund.created`); one that failed at once also records its failure.
+    pub fn insert_refund(&mut self, refund: Refund) {
+        let json = refund.json();
+        let failed = refund.failed;
+        self.refunds.push(refund);
+        self.emit("refund.created", json.clone());
+        if failed {
+            self.emit("refund.failed", json.clone());
+            self.emit("refund.updated", json);
+        }
+    }
+
     pub fn refund_snapshots(&self) -> Vec<RefundSnapshot> {
-        let delay = self.config.refund_failure_delay;
         self.refunds
             .iter()
             .map(|r| RefundSnapshot {
                 id: r.id.clone(),
                 payment_intent: r.payment_intent.clone(),
                 amount: r.amount,
-                status: r.status(delay).to_owned(),
+                status: r.status().to_owned(),
                 metadata: r.metadata.clone(),
             })
             .collect()
+    }
+
+    pub fn disputes(&self) -> &[Dispute] {
+        &self.disputes
+    }
+
+    /// Adds a new dispute (`charge.dispute.created`).
+    pub fn insert_dispute(&mut self, dispute: Dispute) {
+        let json = dispute.json();
+        self.disputes.push(dispute);
+        self.emit("charge.dispute.created", json);
+    }
+
+    /// Sets dispute `id`'s status and records `charge.dispute.closed` when it is final,
+    /// `charge.dispute.updated` otherwise; nothing when it is unchanged. `false` when unknown.
+    pub fn set_dispute_status(&mut self, id: &str, status: &'static str) -> bool {
+        let Some(dispute) = self.disputes.iter_mut().find(|d| d.id == id) else {
+            return false;
+        };
+        if dispute.status == status {
+            return true;
+        }
+        dispute.status = status;
+        let json = dispute.json();
+        let kind = if dispute.is_closed() {
+            "charge.dispute.closed"
+        } else {
+            "charge.dispute.updated"
+        };
+        self.emit(kind, json);
+        true
+    }
+
+    /// Records an event of type `kind` about `object` (as a retrieve would answer it now) and
+    /// queues it for every delivery.
+    pub fn emit(&mut self, kind: &'static str, object: Value) {
+        let event = Arc::new(Event::new(kind, object));
+        self.subscribers
+            .retain(|subscriber| subscriber.send(event.clone()).is_ok());
+        self.events.push(event);
+    }
+
+    pub fn events(&self) -> &[Arc<Event>] {
+        &self.events
+    }
+
+    /// Queues every event recorded from now on to `subscriber`.
+    pub fn subscribe(&mut self, subscriber: UnboundedSender<Arc<Event>>) {
+        self.subscribers.push(subscriber);
+    }
+
+    /// Makes the changes time has brought since the last call: authorisations older than
+    /// [`FakeStripeConfig::authorization_lifetime`] expire (the intent is canceled with reason
+    /// `automatic`), refunds due to fail fail. Called before anything reads or changes the
+    /// store, and by a ticker, so each change is recorded, and its event sent, when it happens.
+    pub fn tick(&mut self) {
+        let now = Instant::now();
+        if let Some(lifetime) = self.config.authorization_lifetime {
+            let mut expired: Vec<(u64, String)> = self
+                .intents
+                .values()
+                .filter(|i| i.status == Status::RequiresCapture)
+                .filter(|i| {
+                    i.authorised_at
+                        .is_some_and(|at| now.saturating_duration_since(at) >= lifetime)
+                })
+                .map(|i| (i.seq, i.id.clone()))
+                .collect();
+            expired.sort();
+            for (_, id) in expired {
+                self.update_intent(&id, |intent| intent.cancel(Some("automatic".to_owned())));
+            }
+        }
+        let mut failing = Vec::new();
+        for refund in &mut self.refunds {
+            if refund.fails_at.is_some_and(|at| now >= at) && !refund.failed {
+                refund.failed = true;
+                failing.push(refund.json());
+            }
+        }
+        for json in failing {
+            self.emit("refund.failed", json.clone());
+            self.emit("refund.updated", json);
+        }
     }
 
     /// Completes intent `id`'s 3DS challenge: passed authorises it, failed fails it.
@@ -410,6 +541,24 @@ impl Store {
             }
         })
         .unwrap_or(Completion::Missing)
+    }
+}
+
+/// The event an intent's change of status to `after`'s makes, if any.
+fn intent_event(before: Status, after: &Intent) -> Option<&'static str> {
+    if before == after.status {
+        return None;
+    }
+    match after.status {
+        Status::RequiresAction => Some("payment_intent.requires_action"),
+        Status::Processing => Some("payment_intent.processing"),
+        Status::RequiresCapture => Some("payment_intent.amount_capturable_updated"),
+        Status::Succeeded => Some("payment_intent.succeeded"),
+        Status::Canceled => Some("payment_intent.canceled"),
+        Status::RequiresPaymentMethod if after.last_payment_error.is_some() => {
+            Some("payment_intent.payment_failed")
+        }
+        Status::RequiresPaymentMethod | Status::RequiresConfirmation => None,
     }
 }
 
