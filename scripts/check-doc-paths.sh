@@ -5,10 +5,11 @@
 # Every span in backticks that looks like a repository path or a Rust path is checked:
 #
 # - a path (it has a `/`, or is a file name with a known extension): it must exist from the
-#   repository root or from the document's folder, or, in a section whose heading names `crates/<crate>`, under that crate
-#   (`crates/<crate>/src/<path>` or `crates/<crate>/<path>`), or under `crates/`, or under
-#   exactly one crate's `src/` or folder (a name two crates have is ambiguous and fails). A
-#   trailing `/` means a directory. Routes (`/pay/...`), URLs and media types are not paths.
+#   repository root or from the document's folder, or, in a section whose heading names
+#   `crates/<crate>`, under that crate (`crates/<crate>/src/<path>` or `crates/<crate>/<path>`),
+#   or under `crates/`, or under exactly one crate's `src/` or folder (a name two crates have
+#   is ambiguous and fails). A trailing `/` means a directory. Routes (`/pay/...`), URLs and
+#   media types are not paths.
 # - a migration name (`2026-11-24-000002_events`): `migrations/<name>` must exist.
 # - a Rust path `a::b::c`:
 #   - `checkout_x::m::item`: the modules must be files of `crates/checkout-x/src` (`m.rs` or
@@ -177,8 +178,9 @@ check_rust() { # file line token context
     return # another crate's path: not ours to check
   fi
   if [[ "$first" =~ ^[A-Z] ]]; then
-    local decl
-    decl=$(grep -rlE --include='*.rs' "^\s*(pub(\([a-z]+\))? )?(struct|enum|trait|type|union) $first\b" crates/*/src 2>/dev/null || true)
+    local decl pattern
+    pattern="^\s*(pub(\([a-z]+\))? )?(struct|enum|trait|type|union) $first\b"
+    decl=$(grep -rlE --include='*.rs' "$pattern" crates/*/src 2>/dev/null || true)
     if [[ -z "$decl" ]]; then
       fail "$file" "$line" "$token" "no type $first is declared"
       return
