@@ -1,5 +1,6 @@
 //! The connection pool: diesel-async connections in a deadpool pool, with a connect timeout
-//! and a checkout (wait) timeout.
+//! and a checkout (wait) timeout. Asynchronous so that no query holds an actix worker thread
+//! (`docs/decisions/0002-async-database-access.md`).
 
 use std::time::Duration;
 

@@ -1,5 +1,10 @@
 //! The session state machine: the states with their stable numeric codes, the events that
 //! move them, and the one function that decides every transition.
+//!
+//! Voided (8) is the one state added to the spec's: none of them says "authorised, then
+//! released" (Cancelled means nothing was ever authorised). Refunds add no state: a refunded
+//! payment stays Successful and its refunded amount says how much came back, so a partial
+//! refund and a whole one read alike (`docs/decisions/0006-voided-state-refunds-as-amounts.md`).
 
 use std::fmt;
 

@@ -1,6 +1,7 @@
-//! In-memory adapters for every port, for tests that need no database, network or runtime.
-//! They keep the same promises the ports' doc comments demand, so the domain tests prove the
-//! use cases, not the adapters. Never used in production wiring.
+//! In-memory adapters for every port [`Checkout`] uses (the webhook ports have none), for
+//! tests that need no database, network or runtime. They keep the same promises the ports'
+//! doc comments demand, and the contract suites ([`contract`]) hold them to it, so the domain
+//! tests prove the use cases, not the adapters. Never used in production wiring.
 
 pub mod builders;
 pub mod contract;

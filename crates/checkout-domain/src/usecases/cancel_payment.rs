@@ -1,6 +1,10 @@
 //! Use cases: the payer cancels an integrated checkout (the page's back button), and the
 //! merchant withdraws a session that has not been paid (`POST /pay/api/payment/{id}/cancel`).
 //! Both end the session by the same rules.
+//!
+//! A merchant's cancel of a session in any other state is SVC_008 naming the state: "Payment
+//! not in reversible state" is the spec's one code for "this payment's state does not allow
+//! the action", and none of SVC_001..SVC_007 is about a state.
 
 use super::idempotent_create::Finality;
 use super::{Checkout, IdempotentAnswer, IdempotentRequest, PaymentOutcome, PaymentResult};

@@ -1,5 +1,8 @@
 //! Use case: the periodic sweep that expires unpaid sessions, links and integrated checkouts
 //! alike.
+//!
+//! Integrated checkouts expire too (after 60 minutes by default; links after 24 hours), so
+//! that an abandoned checkout frees its merchant reference.
 
 use super::Checkout;
 use crate::error::CheckoutError;

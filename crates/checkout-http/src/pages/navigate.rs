@@ -1,6 +1,12 @@
 //! Where the browser goes after a payment step: a redirect to the merchant (integrated
 //! checkout), the session's own page with its result (payment link, or a session no longer
 //! payable), or the challenge.
+//!
+//! After a post the answer is a 303 to a GET ([`after_step`], [`go_to_state`]), so that
+//! reloading a result re-reads the session and never posts the card again; [`show_state`]
+//! renders that GET page. Its "confirming with the processor" state refreshes itself through
+//! the page script (`data-refresh`) and offers a "Check again" link, not a
+//! `<meta http-equiv="refresh">`: a timed refresh the payer cannot stop fails WCAG 2.2.1.
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;

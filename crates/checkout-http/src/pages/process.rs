@@ -1,5 +1,9 @@
 //! POST /pay/process-payment: the card form. CSRF-checked; the card is checked on the server;
 //! the domain makes sure at most one authorisation happens per session.
+//!
+//! A form shown again after a failed check keeps the cardholder name and a valid expiry,
+//! never the card number or the CVV
+//! (`docs/decisions/0009-pages-never-show-card-data-again.md`).
 
 use std::time::{Duration, Instant};
 
