@@ -15,6 +15,7 @@ mod support;
 
 mod lifecycle;
 mod model;
+mod processor_events;
 mod reversal_model;
 mod reversals;
 mod scenarios;

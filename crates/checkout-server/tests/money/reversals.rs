@@ -16,10 +16,10 @@ use crate::{intents_of, pay, service, state_of, APPROVED_CARD};
 
 /// The settings of these scenarios: a short claim lease, so that a retry after a crash runs
 /// within the test.
-const LEASE: (&str, &str) = ("CHECKOUT__CHECKOUT__IDEMPOTENCY_LEASE_SECONDS", "2");
+pub(crate) const LEASE: (&str, &str) = ("CHECKOUT__CHECKOUT__IDEMPOTENCY_LEASE_SECONDS", "2");
 
 /// `POST /pay/api/payment/{id}/refunds` of `body`, under `key` when given.
-async fn refund(server: &TestServer, id: &str, key: Option<&str>, body: &str) -> Reply {
+pub(crate) async fn refund(server: &TestServer, id: &str, key: Option<&str>, body: &str) -> Reply {
     let token = server.token().await;
     let mut request = server
         .http
@@ -34,7 +34,7 @@ async fn refund(server: &TestServer, id: &str, key: Option<&str>, body: &str) ->
 }
 
 /// The refunds the processor holds for session `id`'s payment: (minor amount, status).
-fn refunds_at_processor(stripe: &FakeStripe, id: &str) -> Vec<(i64, String)> {
+pub(crate) fn refunds_at_processor(stripe: &FakeStripe, id: &str) -> Vec<(i64, String)> {
     let intent = intents_of(stripe, id)[0].id.clone();
     stripe
         .refunds()
@@ -45,7 +45,7 @@ fn refunds_at_processor(stripe: &FakeStripe, id: &str) -> Vec<(i64, String)> {
 }
 
 /// How many events of `kind` about session `id` the merchant's feed holds.
-async fn events_about(server: &TestServer, id: &str, kind: &str) -> usize {
+pub(crate) async fn events_about(server: &TestServer, id: &str, kind: &str) -> usize {
     let token = server.token().await;
     let feed = server.get("/pay/api/events?limit=100", Some(&token)).await;
     feed.body["events"]
@@ -57,7 +57,7 @@ async fn events_about(server: &TestServer, id: &str, kind: &str) -> usize {
 }
 
 /// The merchant's refund list of `id`.
-async fn refund_list(server: &TestServer, id: &str) -> Value {
+pub(crate) async fn refund_list(server: &TestServer, id: &str) -> Value {
     let token = server.token().await;
     server
         .get(&format!("/pay/api/payment/{id}/refunds"), Some(&token))
@@ -199,7 +199,13 @@ async fn a_lost_refund_answer_resolves_and_the_retry_refunds_nothing_more() {
 }
 
 /// `POST /pay/api/payment/{id}/{action}` with raw `body` (or none), under `key` when given.
-async fn act(server: &TestServer, id: &str, action: &str, key: Option<&str>, body: &str) -> Reply {
+pub(crate) async fn act(
+    server: &TestServer,
+    id: &str,
+    action: &str,
+    key: Option<&str>,
+    body: &str,
+) -> Reply {
     let token = server.token().await;
     let mut request = server
         .http
@@ -217,7 +223,7 @@ async fn act(server: &TestServer, id: &str, action: &str, key: Option<&str>, bod
 }
 
 /// A session of a terminal set to manual capture, paid with 4242: held at the processor.
-async fn held(server: &TestServer, stripe: &FakeStripe, label: &str) -> String {
+pub(crate) async fn held(server: &TestServer, stripe: &FakeStripe, label: &str) -> String {
     server
         .set_capture_method(&server.terminal, CaptureMethod::Manual)
         .await;
