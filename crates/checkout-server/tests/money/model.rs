@@ -30,7 +30,7 @@ use checkout_domain::values::{SessionId, TerminalNumber};
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
 use checkout_postgres::PgStore;
 use checkout_processor::testing::fake_stripe::{Call, FakeStripe, FakeStripeConfig, Fault, When};
-use checkout_processor::{NoEvents, StripeConfig, StripeProcessor};
+use checkout_processor::{StripeConfig, StripeEvents, StripeProcessor};
 use checkout_server::system::RandomIds;
 use checkout_test_db::TestDatabase;
 use time::{Duration, OffsetDateTime};
@@ -135,7 +135,12 @@ impl World {
     pub(crate) async fn start(db: &TestDatabase) -> World {
         World {
             db_url: db.url().to_owned(),
-            stripe: FakeStripe::start(FakeStripeConfig::default()).await,
+            // Refunds of the 5126 card read succeeded, then fail this long after.
+            stripe: FakeStripe::start(FakeStripeConfig {
+                refund_failure_delay: REFUND_FAILURE_DELAY,
+                ..FakeStripeConfig::default()
+            })
+            .await,
             clock: Arc::new(ManualClock::new(OffsetDateTime::now_utc())),
         }
     }
@@ -173,7 +178,9 @@ impl World {
                 identity: Arc::new(FakeIdentity::new(Arc::new(InMemoryClients::default()))),
                 clock: self.clock.clone(),
                 ids: Arc::new(RandomIds),
-                processor_events: Arc::new(NoEvents),
+                processor_events: Arc::new(
+                    StripeEvents::new(&[EVENT_SECRET], Duration::minutes(5)).expect("events"),
+                ),
                 notices: store_port.clone(),
                 disputes: store_port,
             },
@@ -196,6 +203,20 @@ pub(crate) fn card(challenge: bool) -> CardInput {
         cvv: "918".into(),
     }
 }
+
+/// A card that pays with `number`.
+pub(crate) fn card_numbered(number: &str) -> CardInput {
+    CardInput {
+        card_number: number.into(),
+        ..card(false)
+    }
+}
+
+/// The signing secret of the processor's events in the models.
+pub(crate) const EVENT_SECRET: &str = "whsec_model";
+
+/// How long after it reads succeeded a refund of the 5126 card fails at the stand-in.
+pub(crate) const REFUND_FAILURE_DELAY: StdDuration = StdDuration::from_millis(150);
 
 /// The stand-in's fault for `trouble`, and when it strikes.
 pub(crate) fn trouble_fault(trouble: Trouble) -> Option<(When, Fault)> {

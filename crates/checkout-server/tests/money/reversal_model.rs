@@ -25,26 +25,49 @@
 //! action settled once the processor answers, and one `payment.captured` or
 //! `payment.voided` for the one that did.
 //!
+//! The processor's own news comes in too: in a third of the runs the payer's card is one
+//! whose refunds the processor confirms and fails 150 ms later; a dispute may be opened and
+//! moved at the processor; and the processor's events (duplicated, reordered, late: drawn at
+//! random, with replacement, from every event so far) are fed to the service, signed, as
+//! Stripe delivers them, and once more all of them shuffled when the run settles. Then also:
+//! a refund reads Succeeded only while the processor holds it succeeded (a late failure is
+//! given back), one `payment.refund_failed` per Failed refund, and the disputes the service
+//! records are the processor's, each announced opened once and closed once.
+//!
 //! `REVERSAL_MODEL_RUNS` sets the number of runs (1,000 by default), `REVERSAL_MODEL_SEED`
 //! the first seed; a failure prints the seed and the operations of its run.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration as StdDuration;
 
-use checkout_domain::ports::{ReversalLedger, SavedResponse, SessionRepository};
-use checkout_domain::session::{HoldActionKind, LedgerState, SessionState};
+use checkout_domain::ports::{DisputeLedger, ReversalLedger, SavedResponse, SessionRepository};
+use checkout_domain::session::{DisputeStatus, HoldActionKind, LedgerState, SessionState};
 use checkout_domain::terminal::CaptureMethod;
 use checkout_domain::usecases::IdempotentRequest;
 use checkout_domain::values::{IdempotencyKey, RequestFingerprint, SessionId};
 use checkout_domain::Checkout;
-use checkout_processor::testing::fake_stripe::{Call, Fault, When};
+use checkout_processor::testing::fake_stripe::{Call, EventSnapshot, Fault, When};
+use ring::hmac;
 use rust_decimal::Decimal;
 use time::Duration;
 
 use crate::model::{
-    caller, card, database, event_types, new_session, run_seeds, trouble_fault, Rng, Stack,
-    Trouble, World, DELAY,
+    caller, card, card_numbered, database, event_types, new_session, run_seeds, trouble_fault, Rng,
+    Stack, Trouble, World, DELAY, EVENT_SECRET, REFUND_FAILURE_DELAY,
 };
+
+/// A card whose refunds the processor confirms, then fails ([`REFUND_FAILURE_DELAY`] later).
+const REFUND_FAILS_CARD: &str = "4000000000005126";
+
+/// The statuses a dispute is moved through at the processor, drawn at random.
+const DISPUTE_STATUSES: [&str; 6] = [
+    "under_review",
+    "needs_response",
+    "won",
+    "lost",
+    "warning_under_review",
+    "warning_closed",
+];
 
 /// The merchant keys a run draws from; each always asks the same amount.
 const KEYS: [(&str, u32); 3] = [("refund-a", 3), ("refund-b", 5), ("refund-c", 7)];
@@ -77,6 +100,12 @@ enum Op {
         key: Option<usize>,
         trouble: Trouble,
     },
+    /// `count` of the processor's events so far, drawn at random with replacement (so
+    /// duplicated, reordered and late), delivered to the service.
+    Events { count: u32, seed: u64 },
+    /// The payer's bank opens a dispute on the captured payment, or moves the open one to
+    /// `DISPUTE_STATUSES[status]`.
+    Dispute { status: usize },
     /// The reconciliation sweep, three minutes later.
     Sweep,
     /// The use cases built anew over the same database.
@@ -110,6 +139,20 @@ fn random_op(rng: &mut Rng, held: bool) -> Op {
                 trouble: trouble(rng),
             },
         };
+    }
+    match rng.below(15) {
+        12 | 13 => {
+            return Op::Events {
+                count: 1 + rng.below(4) as u32,
+                seed: rng.next(),
+            }
+        }
+        14 => {
+            return Op::Dispute {
+                status: rng.below(DISPUTE_STATUSES.len() as u64) as usize,
+            }
+        }
+        _ => {}
     }
     match rng.below(12) {
         0..=1 => Op::Refund {
@@ -297,6 +340,38 @@ async fn apply(op: Op, world: &World, stack: &mut Stack, id: SessionId, notes: &
                 None => stack.checkout.void_payment(&merchant, id).await.map(|_| ()),
             };
         }
+        Op::Events { count, seed } => {
+            let events = world.stripe.events();
+            let mut rng = Rng(seed);
+            for _ in 0..count {
+                if events.is_empty() {
+                    break;
+                }
+                let pick = &events[rng.below(events.len() as u64) as usize];
+                deliver(world, stack, pick).await;
+            }
+        }
+        Op::Dispute { status } => {
+            let Some(intent) = intent_of(world, id) else {
+                return;
+            };
+            let open = world
+                .stripe
+                .disputes()
+                .into_iter()
+                .find(|d| d.payment_intent == intent.id);
+            match open {
+                None if intent.status == "succeeded" && intent.amount_received > 0 => {
+                    world.stripe.open_dispute(&intent.id, "fraudulent");
+                }
+                Some(d) if dispute_status(&d.status).is_some_and(|s| !s.is_closed()) => {
+                    world
+                        .stripe
+                        .set_dispute_status(&d.id, DISPUTE_STATUSES[status]);
+                }
+                _ => {}
+            }
+        }
         Op::Sweep => {
             world.clock.advance(Duration::minutes(3));
             let _ = stack.checkout.reconcile_due().await;
@@ -304,6 +379,54 @@ async fn apply(op: Op, world: &World, stack: &mut Stack, id: SessionId, notes: &
         Op::Restart => *stack = world.stack().await,
     }
     world.stripe.clear_faults();
+}
+
+/// The intent of session `id`, as the processor holds it now.
+fn intent_of(
+    world: &World,
+    id: SessionId,
+) -> Option<checkout_processor::testing::fake_stripe::IntentSnapshot> {
+    world
+        .stripe
+        .intents()
+        .into_iter()
+        .find(|i| i.metadata.get("session") == Some(&id.to_string()))
+}
+
+/// Delivers the processor's `event` to the service as Stripe does: its JSON, signed with the
+/// endpoint's secret at the (model's) present; the service reads and absorbs it. A refusal
+/// of a signed event is a broken run.
+async fn deliver(world: &World, stack: &Stack, event: &EventSnapshot) {
+    let body = serde_json::json!({
+        "id": event.id,
+        "object": "event",
+        "type": event.kind,
+        "data": {"object": event.object},
+    })
+    .to_string();
+    let t = world.clock.now_value().unix_timestamp();
+    let key = hmac::Key::new(hmac::HMAC_SHA256, EVENT_SECRET.as_bytes());
+    let tag = hmac::sign(&key, format!("{t}.{body}").as_bytes());
+    let hex: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let signature = format!("t={t},v1={hex}");
+    let notice = stack
+        .checkout
+        .read_processor_event(body.as_bytes(), Some(&signature))
+        .expect("a signed event is read");
+    // An absorption that fails (a fault meanwhile) is delivered again, as Stripe would.
+    let _ = stack.checkout.absorb_processor_event(&notice).await;
+}
+
+/// The domain's status of a Stripe dispute status.
+fn dispute_status(stripe: &str) -> Option<DisputeStatus> {
+    Some(match stripe {
+        "needs_response" | "warning_needs_response" => DisputeStatus::NeedsResponse,
+        "under_review" | "warning_under_review" => DisputeStatus::UnderReview,
+        "won" => DisputeStatus::Won,
+        "lost" => DisputeStatus::Lost,
+        "warning_closed" => DisputeStatus::InquiryClosed,
+        _ => return None,
+    })
 }
 
 /// Lifts the faults, lets delayed work finish, and gives reconciliation its chance, as time
@@ -314,6 +437,13 @@ async fn settle(world: &World, stack: &Stack) {
     for _ in 0..4 {
         world.clock.advance(Duration::minutes(3));
         stack.checkout.reconcile_due().await.expect("a sweep");
+    }
+    // The late failures happen; every event arrives once more, in another order.
+    tokio::time::sleep(REFUND_FAILURE_DELAY + StdDuration::from_millis(100)).await;
+    let mut events = world.stripe.events();
+    events.reverse();
+    for event in events.iter().chain(events.iter().rev()) {
+        deliver(world, stack, event).await;
     }
 }
 
@@ -354,21 +484,25 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
             "unsettled refunds with the processor answering: {open:?}"
         ));
     }
-    // 2. The API's amount is its Succeeded rows', and the processor's for them.
-    let mut per_row: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    // 2. The API's amount is its Succeeded rows', and the processor's for them: a refund the
+    // processor failed after confirming it (and said so in its events) is Failed here too.
+    let mut per_row: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
     for r in &at_processor {
         let row = r.metadata.get("refund").cloned().unwrap_or_default();
-        per_row.entry(row).or_default().push(r.amount);
+        per_row
+            .entry(row)
+            .or_default()
+            .push((r.amount, r.status.clone()));
     }
     let known: BTreeSet<String> = rows.iter().map(|r| r.id.to_string()).collect();
-    for (row, amounts) in &per_row {
+    for (row, refunds) in &per_row {
         if !known.contains(row) {
             return Err(format!(
-                "the processor holds a refund of no row: {row} {amounts:?}"
+                "the processor holds a refund of no row: {row} {refunds:?}"
             ));
         }
-        if amounts.len() > 1 {
-            return Err(format!("row {row} refunded {} times", amounts.len()));
+        if refunds.len() > 1 {
+            return Err(format!("row {row} refunded {} times", refunds.len()));
         }
     }
     let succeeded: Decimal = rows
@@ -382,19 +516,32 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
             session.money.refunded
         ));
     }
+    let holds = |row: &str, status: &str| {
+        per_row
+            .get(row)
+            .map_or(0, |v| v.iter().filter(|(_, s)| s == status).count())
+    };
     for r in &rows {
-        let held = per_row.get(&r.id.to_string()).map(Vec::len).unwrap_or(0);
+        let row = r.id.to_string();
+        let refunded = holds(&row, "succeeded");
         match r.state {
-            LedgerState::Succeeded if held != 1 => {
-                return Err(format!("{r:?} succeeded, the processor holds {held}"));
+            LedgerState::Succeeded if refunded != 1 => {
+                return Err(format!(
+                    "{r:?} succeeded, the processor holds {:?}",
+                    per_row.get(&row)
+                ));
             }
-            LedgerState::Failed if held != 0 => {
-                return Err(format!("{r:?} failed, the processor holds {held}"));
+            LedgerState::Failed if refunded != 0 => {
+                return Err(format!("{r:?} failed, the processor holds {refunded}"));
             }
             _ => {}
         }
     }
-    let processor_total: i64 = at_processor.iter().map(|r| r.amount).sum();
+    let processor_total: i64 = at_processor
+        .iter()
+        .filter(|r| r.status == "succeeded")
+        .map(|r| r.amount)
+        .sum();
     let unknown: Decimal = open.iter().map(|r| r.amount).sum();
     if processor_total > cents(succeeded + unknown) || processor_total < cents(succeeded) {
         return Err(format!(
@@ -427,17 +574,75 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
             at_processor.len()
         ));
     }
-    // 5. One event per confirmed refund.
+    // 5. One event per confirmed refund, one per failed one.
     let events = event_types(&world.db_url, id).await?;
-    let refunded = events.iter().filter(|e| *e == "payment.refunded").count();
+    let count = |t: &str| events.iter().filter(|e| *e == t).count();
     let confirmed = rows
         .iter()
         .filter(|r| r.state == LedgerState::Succeeded)
         .count();
-    if refunded != confirmed {
+    let failed = rows
+        .iter()
+        .filter(|r| r.state == LedgerState::Failed)
+        .count();
+    // A refund the processor failed later was announced refunded first, if the service saw it
+    // succeed before it failed.
+    let failed_later = rows
+        .iter()
+        .filter(|r| r.state == LedgerState::Failed && holds(&r.id.to_string(), "failed") == 1)
+        .count();
+    let refunded = count("payment.refunded");
+    if refunded < confirmed
+        || refunded > confirmed + failed_later
+        || count("payment.refund_failed") != failed
+    {
         return Err(format!(
-            "events {events:?} for {confirmed} confirmed refunds"
+            "events {events:?} for {confirmed} confirmed and {failed} failed refunds"
         ));
+    }
+    check_disputes(world, stack, id, &intent.id, &events).await
+}
+
+/// The disputes the service records are the processor's, with their statuses, each
+/// announced opened once and closed once.
+async fn check_disputes(
+    world: &World,
+    stack: &Stack,
+    id: SessionId,
+    intent: &str,
+    events: &[String],
+) -> Result<(), String> {
+    let theirs: Vec<_> = world
+        .stripe
+        .disputes()
+        .into_iter()
+        .filter(|d| d.payment_intent == intent)
+        .collect();
+    let ours = stack.store.disputes(id).await.map_err(|e| e.to_string())?;
+    let summary = |ours: &[checkout_domain::session::Dispute]| {
+        ours.iter()
+            .map(|d| (d.reference.clone(), d.status))
+            .collect::<Vec<_>>()
+    };
+    let expected: Vec<_> = theirs
+        .iter()
+        .map(|d| {
+            (
+                d.id.clone(),
+                dispute_status(&d.status).unwrap_or(DisputeStatus::Lost),
+            )
+        })
+        .collect();
+    if summary(&ours) != expected {
+        return Err(format!(
+            "disputes recorded {:?}, at the processor {expected:?}",
+            summary(&ours)
+        ));
+    }
+    let count = |t: &str| events.iter().filter(|e| *e == t).count();
+    let closed = ours.iter().filter(|d| d.status.is_closed()).count();
+    if count("payment.dispute_opened") != ours.len() || count("payment.dispute_closed") != closed {
+        return Err(format!("events {events:?} for the disputes {ours:?}"));
     }
     Ok(())
 }
@@ -508,7 +713,7 @@ async fn check_hold(
 }
 
 /// One run: a paid session, a random list of operations, the settling, the invariants.
-async fn run(seed: u64) -> Result<(usize, usize, &'static str), String> {
+async fn run(seed: u64) -> Result<Outcome, String> {
     let mut rng = Rng(seed ^ 0x5eed_0f2e_f05d);
     let db = database().await;
     let world = World::start(&db).await;
@@ -524,7 +729,12 @@ async fn run(seed: u64) -> Result<(usize, usize, &'static str), String> {
         set.map_err(|e| e.to_string())?;
     }
     let id = new_session(&stack, seed).await?;
-    let paid = stack.checkout.process_payment(id, &card(false)).await;
+    let payer = if rng.below(3) == 0 {
+        card_numbered(REFUND_FAILS_CARD)
+    } else {
+        card(false)
+    };
+    let paid = stack.checkout.process_payment(id, &payer).await;
     paid.map_err(|e| format!("seed {seed}: the payment failed: {e}"))?;
     let ops: Vec<Op> = (0..3 + rng.below(8))
         .map(|_| random_op(&mut rng, held))
@@ -540,28 +750,52 @@ async fn run(seed: u64) -> Result<(usize, usize, &'static str), String> {
     let rows = stack.store.refunds(id).await.map_err(|e| e.to_string())?;
     let session = stack.store.get(id).await.map_err(|e| e.to_string())?;
     let state = session.map_or("gone", |s| s.state.name());
-    Ok((ops.len(), rows.len(), state))
+    let failed_later = rows
+        .iter()
+        .filter(|r| r.state == LedgerState::Failed && r.processor_reference.is_some())
+        .count();
+    let disputes = stack.store.disputes(id).await.map_err(|e| e.to_string())?;
+    Ok(Outcome {
+        operations: ops.len(),
+        refunds: rows.len(),
+        failed_later,
+        disputes: disputes.len(),
+        state,
+    })
+}
+
+/// What one run did, for the summary line.
+struct Outcome {
+    operations: usize,
+    refunds: usize,
+    /// Refunds the processor made and failed (late, or at once).
+    failed_later: usize,
+    disputes: usize,
+    state: &'static str,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn random_refunds_retries_and_crashes_never_refund_twice_or_more_than_captured() {
     let (results, runs, seconds) =
         run_seeds("REVERSAL_MODEL_RUNS", "REVERSAL_MODEL_SEED", run).await;
-    let (mut operations, mut refunds) = (0, 0);
+    let (mut operations, mut refunds, mut failed_later, mut disputes) = (0, 0, 0, 0);
     let mut states = BTreeMap::new();
     let mut broken = Vec::new();
     for result in results {
         match result {
-            Ok((ops, rows, state)) => {
-                operations += ops;
-                refunds += rows;
-                *states.entry(state).or_insert(0) += 1;
+            Ok(outcome) => {
+                operations += outcome.operations;
+                refunds += outcome.refunds;
+                failed_later += outcome.failed_later;
+                disputes += outcome.disputes;
+                *states.entry(outcome.state).or_insert(0) += 1;
             }
             Err(e) => broken.push(e),
         }
     }
     eprintln!(
-        "reversal model: {runs} runs, {operations} operations, {refunds} refunds in \
+        "reversal model: {runs} runs, {operations} operations, {refunds} refunds \
+         ({failed_later} failed by the processor after it made them), {disputes} disputes in \
          {seconds:.1} s; final states {states:?}"
     );
     assert!(
