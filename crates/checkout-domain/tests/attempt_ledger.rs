@@ -10,6 +10,7 @@ mod support;
 use checkout_domain::ports::{
     AttemptChange, ProcessorError, ProcessorOutcome, Recorded, SessionRepository,
 };
+use checkout_domain::ports::{AttemptLedger, Sweeps};
 use checkout_domain::session::{AttemptState, PaymentSession, SessionFlow, SessionState};
 use checkout_domain::testing::{approved, TestKit, TEST_CHECKOUT_VALIDITY};
 use checkout_domain::usecases::PaymentResult;

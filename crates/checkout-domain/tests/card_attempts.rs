@@ -7,6 +7,7 @@
 mod support;
 
 use checkout_domain::events::EventType;
+use checkout_domain::ports::AttemptLedger;
 use checkout_domain::ports::{EventLog, ProcessorError, ProcessorOutcome, SessionRepository};
 use checkout_domain::session::{AttemptState, SessionState};
 use checkout_domain::testing::{approved, TestKit};

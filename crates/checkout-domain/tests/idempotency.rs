@@ -221,6 +221,8 @@ async fn a_fault_releases_the_key_so_that_a_retry_runs_again() {
     let broken = Checkout::new(
         Ports {
             sessions: kit.sessions.clone(),
+            attempts: kit.sessions.clone(),
+            sweeps: kit.sessions.clone(),
             reversals: kit.sessions.clone(),
             events: kit.sessions.clone(),
             terminals: Arc::new(DownTerminals),

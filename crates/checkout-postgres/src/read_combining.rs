@@ -12,7 +12,7 @@
 //!
 //! The whole session reads, and the reads without lines that ask for it (the card post), read
 //! each session's terminal in the same statement (a `LEFT JOIN`): the pages and the card post
-//! check both (`SessionRepository::get_with_terminal`), in one round trip instead of two in a
+//! check both (`SessionRepository::get_for_page` and `get_for_card_post`), in one round trip instead of two in a
 //! row.
 
 use std::collections::HashMap;

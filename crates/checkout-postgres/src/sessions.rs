@@ -4,7 +4,7 @@
 use anyhow::Context;
 use async_trait::async_trait;
 use checkout_domain::ports::{
-    AttemptChange, InsertError, Recorded, SessionRepository, TerminalDirectory,
+    AttemptChange, AttemptLedger, InsertError, Recorded, SessionRepository, Sweeps,
 };
 use checkout_domain::session::{PaymentAttempt, PaymentSession, SessionEvent, SessionState};
 use checkout_domain::terminal::Terminal;
@@ -194,6 +194,33 @@ impl SessionRepository for PgStore {
         Ok(moved)
     }
 
+    async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
+        // Read with the reads in flight, in one statement, or at once when none is queued
+        // (`read_combining`).
+        Ok(combining::submit::<SessionReads>(self, (id, false))
+            .await?
+            .map(|(session, _)| session))
+    }
+
+    async fn get_for_page(
+        &self,
+        id: SessionId,
+    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>> {
+        // The session reads read each session's terminal in the same statement
+        // (`read_combining`), after the call began.
+        combining::submit::<WholeSessionReads>(self, id).await
+    }
+
+    async fn get_for_card_post(
+        &self,
+        id: SessionId,
+    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>> {
+        combining::submit::<SessionReads>(self, (id, true)).await
+    }
+}
+
+#[async_trait]
+impl AttemptLedger for PgStore {
     async fn begin_attempt(
         &self,
         attempt: &PaymentAttempt,
@@ -270,7 +297,10 @@ impl SessionRepository for PgStore {
             .map(PaymentAttempt::try_from)
             .collect()
     }
+}
 
+#[async_trait]
+impl Sweeps for PgStore {
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64> {
         // The bulk form of `SessionState::apply(ExpiryPassed)` from Pending: the rows moved
         // are those whose `pending_until` is set, which it is only in that state (the test
@@ -352,29 +382,6 @@ impl SessionRepository for PgStore {
             .await
             .context("counting unresolved attempts")?;
         Ok((u64::try_from(count).unwrap_or_default(), oldest))
-    }
-
-    async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
-        // Read with the reads in flight, in one statement, or at once when none is queued
-        // (`read_combining`).
-        Ok(combining::submit::<SessionReads>(self, (id, false))
-            .await?
-            .map(|(session, _)| session))
-    }
-
-    async fn get_with_terminal(
-        &self,
-        id: SessionId,
-        lines: bool,
-        _terminals: &dyn TerminalDirectory,
-    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>> {
-        // `terminals` is this store (the server's wiring): the session reads read each
-        // session's terminal in the same statement (`read_combining`), after the call began.
-        if lines {
-            combining::submit::<WholeSessionReads>(self, id).await
-        } else {
-            combining::submit::<SessionReads>(self, (id, true)).await
-        }
     }
 }
 

@@ -246,6 +246,8 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     let checkout = Checkout::new(
         Ports {
             sessions: store.clone(),
+            attempts: store.clone(),
+            sweeps: store.clone(),
             reversals: store.clone(),
             events: store.clone(),
             terminals: store.clone(),

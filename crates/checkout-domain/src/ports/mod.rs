@@ -1,6 +1,7 @@
 //! Ports: what the domain needs from the outside world, as small traits. Adapters implement
 //! them; every doc comment says what every implementation MUST do.
 
+mod attempts;
 mod events;
 mod idempotency;
 mod identity;
@@ -8,10 +9,12 @@ mod notices;
 mod processor;
 mod reversals;
 mod sessions;
+mod sweeps;
 mod system;
 mod terminals;
 mod webhooks;
 
+pub use attempts::{AttemptChange, AttemptLedger, Recorded};
 pub use events::EventLog;
 pub use idempotency::{Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse};
 pub use identity::{ClientStore, IdentityError, IdentityProvider, ProviderUnavailable};
@@ -24,7 +27,8 @@ pub use processor::{
     ProcessorOutcome, RefundOutcome, RefundRequest,
 };
 pub use reversals::{ActionBegun, Reservation, ReversalLedger, SessionMove};
-pub use sessions::{AttemptChange, InsertError, Recorded, SessionRepository};
+pub use sessions::{InsertError, SessionRepository};
+pub use sweeps::Sweeps;
 pub use system::{Clock, IdGenerator};
 pub use terminals::TerminalDirectory;
 pub use webhooks::{EventEncoder, WebhookSecrets, WebhookStore, WebhookTransport};

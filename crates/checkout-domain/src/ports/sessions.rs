@@ -1,12 +1,11 @@
-//! Storage of payment sessions and their attempts.
+//! Storage of payment sessions.
 
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use crate::ports::TerminalDirectory;
-use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionState};
+use crate::session::{PaymentSession, SessionState};
 use crate::terminal::Terminal;
-use crate::values::{AttemptId, MerchantReference, SessionId, TerminalNumber};
+use crate::values::{MerchantReference, SessionId, TerminalNumber};
 
 /// Why a session could not be inserted.
 #[derive(Debug, thiserror::Error)]
@@ -23,31 +22,9 @@ pub enum InsertError {
     Store(#[from] anyhow::Error),
 }
 
-/// An attempt's new standing, and the session move it may cause.
-#[derive(Debug, Clone, Copy)]
-pub struct AttemptChange<'a> {
-    /// The attempt as it now stands.
-    pub attempt: &'a PaymentAttempt,
-    /// The states the stored attempt must be in for the change to apply.
-    pub expected: &'a [AttemptState],
-    /// Move the session from the first state to the second, if the attempt is its current
-    /// attempt and it is in the first state; `None`: the session does not move.
-    pub session_move: Option<(SessionState, SessionState)>,
-}
-
-/// What [`SessionRepository::record_attempt`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recorded {
-    /// The attempt was saved and its session moved (or no move was asked).
-    Moved,
-    /// The attempt was saved; its session did not move (another state, or another attempt is
-    /// current).
-    AttemptOnly,
-    /// Nothing was saved: the attempt was no longer in an expected state.
-    Stale,
-}
-
-/// Durable storage of payment sessions and their payment attempts.
+/// Durable storage of payment sessions: their creation, reads and state moves. Their card
+/// attempts are the [`AttemptLedger`](crate::ports::AttemptLedger)'s; what the periodic sweeps
+/// look for is [`Sweeps`](crate::ports::Sweeps)'.
 #[async_trait]
 pub trait SessionRepository: Send + Sync {
     /// Stores a new session with its items and charges, atomically.
@@ -115,72 +92,6 @@ pub trait SessionRepository: Send + Sync {
         at: OffsetDateTime,
     ) -> anyhow::Result<bool>;
 
-    /// Moves the session of `attempt.session_id` from `from` to `to`, makes `attempt` its
-    /// current attempt, and inserts `attempt`, in one transaction.
-    ///
-    /// MUST be a compare-and-set on the session's state: of racing calls from one state
-    /// exactly one returns `true`; the others change nothing and insert nothing.
-    async fn begin_attempt(
-        &self,
-        attempt: &PaymentAttempt,
-        from: SessionState,
-        to: SessionState,
-    ) -> anyhow::Result<bool>;
-
-    /// Records what became of an attempt and, when asked, moves its session, in one
-    /// transaction.
-    ///
-    /// MUST save `change.attempt`'s state, processor reference, challenge URL, code, checks,
-    /// next check and `updated_at` only if the stored attempt is in one of `change.expected`
-    /// right now (else [`Recorded::Stale`], nothing saved). MUST then move the session from
-    /// `from` to `to` only if it is in `from` AND its current attempt is this attempt: an
-    /// answer about any other attempt is kept on its own attempt and never moves the session
-    /// ([`Recorded::AttemptOnly`]).
-    async fn record_attempt(&self, change: &AttemptChange<'_>) -> anyhow::Result<Recorded>;
-
-    /// The attempt with this id, if any.
-    async fn attempt(&self, id: AttemptId) -> anyhow::Result<Option<PaymentAttempt>>;
-
-    /// The session's most recent attempt, if any.
-    async fn latest_attempt(&self, session: SessionId) -> anyhow::Result<Option<PaymentAttempt>>;
-
-    /// Every attempt of `session`, oldest first.
-    ///
-    /// MUST include every attempt committed before the call, in the states stored: the use
-    /// cases count the session's declined cards from it.
-    async fn attempts(&self, session: SessionId) -> anyhow::Result<Vec<PaymentAttempt>>;
-
-    /// Moves every Pending session whose `expires_at` is at or before `now` to Expired;
-    /// returns how many moved. (A session waiting for a challenge is expired by the use case,
-    /// which cancels the authorisation at the processor first.)
-    async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64>;
-
-    /// The sessions in ChallengeRequired whose `expires_at` is at or before `now`, soonest
-    /// expired first, at most `limit`.
-    async fn due_challenges(
-        &self,
-        now: OffsetDateTime,
-        limit: u32,
-    ) -> anyhow::Result<Vec<SessionId>>;
-
-    /// Claims the attempts in a [checked state](AttemptState::CHECKED) whose `next_check_at`
-    /// is at or before `now`, oldest due first, at most `limit`, for reconciliation.
-    ///
-    /// MUST set each claimed attempt's `next_check_at` to `lease_until` in the same atomic
-    /// step, and MUST skip attempts another caller is claiming at the same moment, so that
-    /// two sweeps (two instances) never take the same attempt at once. Attempts whose
-    /// `next_check_at` is `None` are never claimed.
-    async fn claim_due_attempts(
-        &self,
-        now: OffsetDateTime,
-        lease_until: OffsetDateTime,
-        limit: u32,
-    ) -> anyhow::Result<Vec<PaymentAttempt>>;
-
-    /// How many attempts are unresolved (Sent or Unknown), and the creation time of the
-    /// oldest: the reconciliation backlog.
-    async fn unresolved_attempts(&self) -> anyhow::Result<(u64, Option<OffsetDateTime>)>;
-
     /// The session with this id like [`get`](Self::get), but its items and charges MAY be
     /// left empty: for reads that show neither (the merchant's status record), so that an
     /// adapter can read one row instead of three. `None` when there is none.
@@ -190,31 +101,22 @@ pub trait SessionRepository: Send + Sync {
         self.get(id).await
     }
 
-    /// The session with this id as [`get`](Self::get) reads it (as
-    /// [`get_without_lines`](Self::get_without_lines) when `lines` is false), with its terminal
-    /// as `terminals` reads it (`None` when it was never provisioned); `None` when there is no
-    /// such session. For the payer's pages and card post, which check both.
+    /// The session with this id as [`get`](Self::get) reads it (items and charges
+    /// included), with its terminal (`None` when it was never provisioned): for the payer's
+    /// pages, which show the lines and check the terminal. `None` when there is no such session.
     ///
     /// MUST read the terminal no earlier than the session: a terminal deactivated before the
     /// session was read is seen deactivated.
-    ///
-    /// The default reads the session, then the terminal from `terminals`. An adapter that is
-    /// also the store `terminals` reads from MAY read both in one statement instead.
-    async fn get_with_terminal(
+    async fn get_for_page(
         &self,
         id: SessionId,
-        lines: bool,
-        terminals: &dyn TerminalDirectory,
-    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>> {
-        let session = if lines {
-            self.get(id).await?
-        } else {
-            self.get_without_lines(id).await?
-        };
-        let Some(session) = session else {
-            return Ok(None);
-        };
-        let terminal = terminals.get_terminal(&session.terminal).await?;
-        Ok(Some((session, terminal)))
-    }
+    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>>;
+
+    /// The session with this id as [`get_without_lines`](Self::get_without_lines) reads it,
+    /// with its terminal, under the rule of [`get_for_page`](Self::get_for_page): for the card
+    /// post, which checks both and shows neither line.
+    async fn get_for_card_post(
+        &self,
+        id: SessionId,
+    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>>;
 }

@@ -10,9 +10,9 @@ use time::OffsetDateTime;
 use crate::auth::{OAuthClient, Role};
 use crate::events::{EventCursor, EventSubject, EventType, PaymentEvent};
 use crate::ports::{
-    ActionBegun, AttemptChange, ClientStore, DisputeLedger, DisputeRecorded, EventLog, InsertError,
-    NoticeStore, Recorded, Reservation, ReversalLedger, SessionMove, SessionRepository,
-    TerminalDirectory,
+    ActionBegun, AttemptChange, AttemptLedger, ClientStore, DisputeLedger, DisputeRecorded,
+    EventLog, InsertError, NoticeStore, Recorded, Reservation, ReversalLedger, SessionMove,
+    SessionRepository, Sweeps, TerminalDirectory,
 };
 use crate::session::{
     AttemptState, CardAttempt, Dispute, HoldAction, LedgerState, PaymentAttempt, PaymentSession,
@@ -125,6 +125,19 @@ pub struct InMemorySessions {
 }
 
 impl InMemorySessions {
+    /// `session` with its terminal as the linked terminals hold it now (read after the
+    /// session, as the port asks).
+    async fn with_terminal(
+        &self,
+        session: Option<PaymentSession>,
+    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>> {
+        let Some(session) = session else {
+            return Ok(None);
+        };
+        let terminal = self.terminals.get_terminal(&session.terminal).await?;
+        Ok(Some((session, terminal)))
+    }
+
     /// Inserts `session` unless its reference is held, under one lock.
     fn insert_now(&self, session: &PaymentSession) -> Result<(), InsertError> {
         let mut t = lock(&self.tables);
@@ -247,6 +260,34 @@ impl SessionRepository for InMemorySessions {
         }
     }
 
+    /// Like the PostgreSQL adapter, leaves the items and charges out, so that a use case that
+    /// relied on them would fail its tests.
+    async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
+        let t = lock(&self.tables);
+        Ok(t.sessions.get(&id).map(|s| PaymentSession {
+            items: Vec::new(),
+            charges: Vec::new(),
+            ..t.read(s)
+        }))
+    }
+
+    async fn get_for_page(
+        &self,
+        id: SessionId,
+    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>> {
+        self.with_terminal(self.get(id).await?).await
+    }
+
+    async fn get_for_card_post(
+        &self,
+        id: SessionId,
+    ) -> anyhow::Result<Option<(PaymentSession, Option<Terminal>)>> {
+        self.with_terminal(self.get_without_lines(id).await?).await
+    }
+}
+
+#[async_trait]
+impl AttemptLedger for InMemorySessions {
     async fn begin_attempt(
         &self,
         attempt: &PaymentAttempt,
@@ -324,7 +365,10 @@ impl SessionRepository for InMemorySessions {
             .cloned()
             .collect())
     }
+}
 
+#[async_trait]
+impl Sweeps for InMemorySessions {
     async fn expire_due(&self, now: OffsetDateTime) -> anyhow::Result<u64> {
         let mut t = lock(&self.tables);
         let due: Vec<SessionId> = t
@@ -401,17 +445,6 @@ impl SessionRepository for InMemorySessions {
             (n + 1, oldest)
         });
         Ok((count, oldest))
-    }
-
-    /// Like the PostgreSQL adapter, leaves the items and charges out, so that a use case that
-    /// relied on them would fail its tests.
-    async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
-        let t = lock(&self.tables);
-        Ok(t.sessions.get(&id).map(|s| PaymentSession {
-            items: Vec::new(),
-            charges: Vec::new(),
-            ..t.read(s)
-        }))
     }
 }
 

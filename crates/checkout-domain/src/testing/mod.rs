@@ -63,6 +63,8 @@ impl TestKit {
         let idempotency = Arc::new(InMemoryIdempotency::default());
         let ports = Ports {
             sessions: sessions.clone(),
+            attempts: sessions.clone(),
+            sweeps: sessions.clone(),
             reversals: sessions.clone(),
             events: sessions.clone(),
             terminals: terminals.clone(),

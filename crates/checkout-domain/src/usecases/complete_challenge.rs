@@ -40,7 +40,7 @@ impl Checkout {
         let processing = session.state.apply(SessionEvent::ChallengeAnswered)?;
         let claimed = self
             .ports
-            .sessions
+            .attempts
             .record_attempt(&crate::ports::AttemptChange {
                 attempt: &sent,
                 expected: &[AttemptState::RequiresAction],

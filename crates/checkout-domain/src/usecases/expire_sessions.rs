@@ -33,12 +33,12 @@ impl Checkout {
     pub async fn expire_due_sessions(&self) -> Result<ExpiryReport, CheckoutError> {
         let now = self.now();
         let mut report = ExpiryReport {
-            expired: self.ports.sessions.expire_due(now).await?,
+            expired: self.ports.sweeps.expire_due(now).await?,
             ..ExpiryReport::default()
         };
         let due = self
             .ports
-            .sessions
+            .sweeps
             .due_challenges(now, CHALLENGES_PER_SWEEP)
             .await?;
         for id in due {

@@ -46,8 +46,9 @@ use url::Url;
 
 use crate::error::{CheckoutError, SvcCode, ValidationErrors};
 use crate::ports::{
-    CardProcessor, Clock, DisputeLedger, EventLog, IdGenerator, IdempotencyStore, IdentityProvider,
-    NoticeStore, ProcessorNotices, ReversalLedger, SessionRepository, TerminalDirectory,
+    AttemptLedger, CardProcessor, Clock, DisputeLedger, EventLog, IdGenerator, IdempotencyStore,
+    IdentityProvider, NoticeStore, ProcessorNotices, ReversalLedger, SessionRepository, Sweeps,
+    TerminalDirectory,
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
 use crate::values::{Amount, AmountError, CallbackRule, SessionId};
@@ -58,6 +59,10 @@ use terminals_seen::TerminalsSeen;
 pub struct Ports {
     /// Session storage.
     pub sessions: Arc<dyn SessionRepository>,
+    /// The card attempts of sessions.
+    pub attempts: Arc<dyn AttemptLedger>,
+    /// What the expiry and reconciliation sweeps ask of the store.
+    pub sweeps: Arc<dyn Sweeps>,
     /// The ledger of captures, voids and refunds.
     pub reversals: Arc<dyn ReversalLedger>,
     /// The merchant event feed (written with every session change it reports).

@@ -96,7 +96,12 @@ impl Checkout {
         // The session without its items and charges, with its terminal (one statement for a
         // session that has had no card yet): a post that settles the payment shows no order;
         // the outcomes that show the form again read the whole session (`with_order`).
-        let read = self.load_with_terminal(id, false).await?;
+        let read = self
+            .ports
+            .sessions
+            .get_for_card_post(id)
+            .await?
+            .ok_or_else(|| CheckoutError::svc(SvcCode::Svc002))?;
         let mut page = self.check_payable(read, None).await?;
         if page.session.state != SessionState::Pending {
             return Ok(CardPost {
@@ -155,7 +160,7 @@ impl Checkout {
             .apply(crate::session::SessionEvent::CardSubmitted)?;
         if !self
             .ports
-            .sessions
+            .attempts
             .begin_attempt(&attempt, SessionState::Pending, processing)
             .await?
         {
@@ -212,22 +217,13 @@ impl Checkout {
         id: SessionId,
         flow: Option<SessionFlow>,
     ) -> Result<HostedPage, CheckoutError> {
-        let read = self.load_with_terminal(id, true).await?;
-        self.check_payable(read, flow).await
-    }
-
-    /// Session `id` (with its items and charges when `lines`) and its terminal; SVC_002 when
-    /// there is no such session.
-    async fn load_with_terminal(
-        &self,
-        id: SessionId,
-        lines: bool,
-    ) -> Result<(PaymentSession, Option<Terminal>), CheckoutError> {
-        self.ports
+        let read = self
+            .ports
             .sessions
-            .get_with_terminal(id, lines, &*self.ports.terminals)
+            .get_for_page(id)
             .await?
-            .ok_or_else(|| CheckoutError::svc(SvcCode::Svc002))
+            .ok_or_else(|| CheckoutError::svc(SvcCode::Svc002))?;
+        self.check_payable(read, flow).await
     }
 
     /// [`open_payable`](Self::open_payable)'s checks of a session and its terminal already

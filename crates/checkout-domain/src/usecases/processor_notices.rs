@@ -100,7 +100,7 @@ impl Checkout {
         let mut found = self.ports.notices.attempt_by_reference(reference).await?;
         if found.is_none() {
             if let Some(id) = attempt {
-                found = self.ports.sessions.attempt(id).await?;
+                found = self.ports.attempts.attempt(id).await?;
             }
         }
         let Some(attempt) = found else {

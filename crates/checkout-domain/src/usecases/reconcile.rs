@@ -82,7 +82,7 @@ impl Checkout {
         let policy = self.policy.reconcile;
         let claimed = self
             .ports
-            .sessions
+            .sweeps
             .claim_due_attempts(now, now + policy.lease, policy.batch)
             .await?;
         let mut report = ReconcileReport::default();
@@ -91,7 +91,7 @@ impl Checkout {
             report.processor_calls += 1;
             match self.resolve(&attempt).await? {
                 PaymentResult::Unresolved => {
-                    let stored = self.ports.sessions.attempt(attempt.id).await?;
+                    let stored = self.ports.attempts.attempt(attempt.id).await?;
                     if stored.is_some_and(|a| a.next_check_at.is_none()) {
                         report.given_up += 1;
                     } else {

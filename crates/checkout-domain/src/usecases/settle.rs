@@ -181,7 +181,7 @@ impl Checkout {
             .map(|to| (from, to));
         let recorded = self
             .ports
-            .sessions
+            .attempts
             .record_attempt(&AttemptChange {
                 attempt: &next,
                 expected,
@@ -229,7 +229,7 @@ impl Checkout {
         }
         let earlier = self
             .ports
-            .sessions
+            .attempts
             .attempts(session.id)
             .await?
             .iter()
@@ -266,7 +266,7 @@ impl Checkout {
         let now = self.now();
         let next = self.with_next_check(attempt.rescheduled(now), attempt, now);
         self.ports
-            .sessions
+            .attempts
             .record_attempt(&AttemptChange {
                 attempt: &next,
                 expected: &[attempt.state],
@@ -291,7 +291,7 @@ impl Checkout {
         })?;
         Ok(self
             .ports
-            .sessions
+            .attempts
             .attempt(id)
             .await?
             .ok_or_else(|| anyhow::anyhow!("attempt {id} of session {} is missing", session.id))?)
@@ -334,7 +334,7 @@ impl Checkout {
                 let to = session.state.apply(event)?;
                 let recorded = self
                     .ports
-                    .sessions
+                    .attempts
                     .record_attempt(&AttemptChange {
                         attempt: &next,
                         expected: &expected,

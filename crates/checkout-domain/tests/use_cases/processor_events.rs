@@ -4,6 +4,7 @@
 //! service does not know are answered and left alone.
 
 use checkout_domain::events::{EventSubject, EventType};
+use checkout_domain::ports::AttemptLedger;
 use checkout_domain::ports::{EventLog, NoticeSubject, ProcessorNotice, SessionRepository};
 use checkout_domain::session::{DisputeStatus, LedgerState, SessionState};
 use checkout_domain::testing::TestKit;

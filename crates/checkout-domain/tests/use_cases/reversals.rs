@@ -3,6 +3,7 @@
 //! the reconciliation sweep, never by a second processor operation.
 
 use checkout_domain::events::EventType;
+use checkout_domain::ports::AttemptLedger;
 use checkout_domain::ports::{EventLog, ProcessorOutcome, RefundOutcome, ReversalLedger};
 use checkout_domain::session::{LedgerState, SessionState};
 use checkout_domain::testing::TestKit;
@@ -34,7 +35,6 @@ pub(super) async fn held(kit: &TestKit, reference: &str) -> SessionId {
 
 /// The processor's reference of the session's payment.
 pub(super) async fn processor_reference(kit: &TestKit, id: SessionId) -> String {
-    use checkout_domain::ports::SessionRepository;
     let attempt = kit.sessions.latest_attempt(id).await.unwrap().unwrap();
     attempt.processor_reference.unwrap()
 }

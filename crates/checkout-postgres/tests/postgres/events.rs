@@ -4,6 +4,7 @@
 
 use checkout_domain::events::EventType;
 use checkout_domain::ports::{AttemptChange, EventLog, Recorded, SessionRepository};
+use checkout_domain::ports::{AttemptLedger, Sweeps};
 use checkout_domain::session::{AttemptState, SessionState};
 use diesel::sql_types::{SmallInt, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};

@@ -1,6 +1,7 @@
 //! `SessionRepository` on PostgreSQL: what the contract suite (`contract.rs`) does not
 //! cover, the adapter's own concerns (every column round-trips, scales, indexes, errors).
 
+use checkout_domain::ports::{AttemptLedger, Sweeps};
 use std::collections::BTreeMap;
 
 use checkout_domain::card::CardBrand;
@@ -179,7 +180,11 @@ async fn a_session_read_with_its_terminal_is_as_the_two_reads_alone() {
         for key in expected.keys().copied() {
             let store = store.clone();
             tasks.spawn(async move {
-                let read = store.get_with_terminal(key.0, key.1, &store).await;
+                let read = if key.1 {
+                    store.get_for_page(key.0).await
+                } else {
+                    store.get_for_card_post(key.0).await
+                };
                 (key, read)
             });
         }
@@ -205,13 +210,8 @@ async fn a_session_read_with_its_terminal_is_as_the_two_reads_alone() {
         assert_eq!(read.unwrap().as_ref(), Some(bare));
     }
     let unknown = SessionId::from_random_bytes(random_bytes());
-    for lines in [true, false] {
-        assert!(store
-            .get_with_terminal(unknown, lines, &store)
-            .await
-            .unwrap()
-            .is_none());
-    }
+    assert!(store.get_for_page(unknown).await.unwrap().is_none());
+    assert!(store.get_for_card_post(unknown).await.unwrap().is_none());
 }
 
 #[tokio::test]

@@ -14,13 +14,13 @@
 pub mod identity;
 pub mod processor;
 
+use checkout_domain::ports::Sweeps;
 use std::net::TcpListener;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use actix_web::{web, App, HttpResponse, HttpServer};
 use anyhow::Context;
-use checkout_domain::ports::SessionRepository;
 use checkout_postgres::PgStore;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use time::OffsetDateTime;

@@ -17,6 +17,7 @@
 //! `MODEL_RUNS` sets the number of runs (1,000 by default), `MODEL_SEED` the first seed; a
 //! failure prints the seed and the operations of its run.
 
+use checkout_domain::ports::AttemptLedger;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
@@ -170,6 +171,8 @@ impl World {
         let checkout = Checkout::new(
             Ports {
                 sessions: store_port.clone(),
+                attempts: store_port.clone(),
+                sweeps: store_port.clone(),
                 reversals: store_port.clone(),
                 events: store_port.clone(),
                 terminals: store_port.clone(),

@@ -12,8 +12,8 @@ use tokio::task::JoinSet;
 
 use crate::events::{EventSubject, EventType};
 use crate::ports::{
-    DisputeLedger, DisputeRecorded, EventLog, NoticeStore, Reservation, ReversalLedger,
-    SessionRepository,
+    AttemptLedger, DisputeLedger, DisputeRecorded, EventLog, NoticeStore, Reservation,
+    ReversalLedger, SessionRepository,
 };
 use crate::session::{
     AttemptState, Dispute, DisputeStatus, LedgerState, PaymentSession, SessionState,
@@ -24,11 +24,11 @@ use crate::values::TerminalNumber;
 /// A store of sessions that is also their reversal ledger, event log, notice store and
 /// dispute ledger.
 pub trait NoticeLedgerStore:
-    SessionRepository + ReversalLedger + EventLog + NoticeStore + DisputeLedger
+    SessionRepository + AttemptLedger + ReversalLedger + EventLog + NoticeStore + DisputeLedger
 {
 }
-impl<T: SessionRepository + ReversalLedger + EventLog + NoticeStore + DisputeLedger>
-    NoticeLedgerStore for T
+impl<T> NoticeLedgerStore for T where
+    T: SessionRepository + AttemptLedger + ReversalLedger + EventLog + NoticeStore + DisputeLedger
 {
 }
 

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
-use crate::ports::{AttemptChange, InsertError, Recorded, SessionRepository};
+use crate::ports::{
+    AttemptChange, AttemptLedger, InsertError, Recorded, SessionRepository, Sweeps,
+};
 use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionState};
 use crate::terminal::Terminal;
 use crate::testing::builders::{
@@ -18,7 +20,12 @@ use crate::testing::builders::{
 use crate::values::MaxCardAttempts;
 
 /// A store shared by racing tasks.
-pub type Store = Arc<dyn SessionRepository>;
+pub type Store = Arc<dyn SessionStore>;
+
+/// A store of sessions that is also their attempt ledger and answers the sweeps, as every
+/// adapter is.
+pub trait SessionStore: SessionRepository + AttemptLedger + Sweeps {}
+impl<T: SessionRepository + AttemptLedger + Sweeps> SessionStore for T {}
 
 async fn insert(store: &Store, s: &PaymentSession) {
     store.insert(s).await.unwrap();
