@@ -272,9 +272,46 @@ pub enum CheckoutError {
     /// The caller has no such resource (HTTP 404); the text says which, for the caller.
     #[error("not found: {0}")]
     NotFound(&'static str),
+    /// A dependency (the database, an identity provider) cannot be reached right now (HTTP
+    /// 503 with `Retry-After`): the request may be retried. Its adapter marked the cause
+    /// [`Unreachable`] (or [`ProviderUnavailable`](crate::ports::ProviderUnavailable)).
+    #[error("a dependency cannot be reached: {0:#}")]
+    Unavailable(anyhow::Error),
     /// An unexpected fault (HTTP 500); logged whole at the boundary, never shown.
     #[error(transparent)]
-    Unknown(#[from] anyhow::Error),
+    Unknown(anyhow::Error),
+}
+
+/// Marks an adapter's error whose cause is a dependency that cannot be reached right now (no
+/// connection, a connection lost mid-request, a failover in progress): the use case's error
+/// is then [`CheckoutError::Unavailable`], answered 503, not 500. Attach it anywhere in the
+/// error's chain (as the error or as a context); its text never holds a secret.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreachable(pub String);
+
+impl From<anyhow::Error> for CheckoutError {
+    /// [`CheckoutError::Unavailable`] when the error's chain holds an [`Unreachable`] or a
+    /// [`ProviderUnavailable`](crate::ports::ProviderUnavailable) mark, else
+    /// [`CheckoutError::Unknown`].
+    fn from(e: anyhow::Error) -> Self {
+        if is_unreachable(&e) {
+            CheckoutError::Unavailable(e)
+        } else {
+            CheckoutError::Unknown(e)
+        }
+    }
+}
+
+/// True when `e` carries an [`Unreachable`] or a
+/// [`ProviderUnavailable`](crate::ports::ProviderUnavailable) mark, as its error or a context.
+pub fn is_unreachable(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<Unreachable>().is_some()
+        || e.downcast_ref::<crate::ports::ProviderUnavailable>()
+            .is_some()
+        || e.chain().any(|cause| {
+            cause.is::<Unreachable>() || cause.is::<crate::ports::ProviderUnavailable>()
+        })
 }
 
 impl CheckoutError {

@@ -17,6 +17,7 @@ pub mod testing;
 
 pub use environment::Environment;
 pub use error::{
-    AuthFailure, CheckoutError, IdempotencyConflict, SvcCode, SvcSpec, ValidationErrors,
+    is_unreachable, AuthFailure, CheckoutError, IdempotencyConflict, SvcCode, SvcSpec, Unreachable,
+    ValidationErrors,
 };
 pub use usecases::{Checkout, CheckoutPolicy, Ports};

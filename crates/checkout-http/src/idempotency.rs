@@ -116,8 +116,12 @@ pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> SavedRespons
 /// The ProblemDetails of a use-case error as a response to send and keep. (A fault's 500 is
 /// never kept: the domain releases the key.)
 pub fn problem_response(error: &CheckoutError) -> SavedResponse {
-    if let CheckoutError::Unknown(e) = error {
-        tracing::error!(error = format!("{e:#}"), "unexpected error");
+    match error {
+        CheckoutError::Unknown(e) => tracing::error!(error = format!("{e:#}"), "unexpected error"),
+        CheckoutError::Unavailable(e) => {
+            tracing::warn!(error = format!("{e:#}"), "dependency unavailable");
+        }
+        _ => {}
     }
     let body = ProblemDetails::from_checkout(error);
     SavedResponse {

@@ -8,7 +8,6 @@ use checkout_domain::{AuthFailure, CheckoutError, IdempotencyConflict, SvcCode, 
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::OnceLock;
 use utoipa::ToSchema;
 
 use crate::request_context;
@@ -25,31 +24,17 @@ pub const IDEMPOTENCY_KEY_REUSED_TYPE: &str = "https://tools.ietf.org/html/rfc49
 /// 409 Conflict (RFC 7231 section 6.5.8).
 pub const IDEMPOTENCY_IN_PROGRESS_TYPE: &str = "https://tools.ietf.org/html/rfc7231#section-6.5.8";
 
-/// Tells which unexpected errors mean "a dependency cannot be reached right now".
-static UNAVAILABLE: OnceLock<fn(&anyhow::Error) -> bool> = OnceLock::new();
-
-/// Registers, once at start, the test that tells a use case's unexpected error caused by an
-/// unreachable dependency (the database down, a broken connection, a failover) from a bug:
-/// the first is answered 503 with `Retry-After`, the second 500. Without one every such error
-/// is a 500. Later calls are ignored.
-pub fn set_unavailable_classifier(is_unavailable: fn(&anyhow::Error) -> bool) {
-    let _ = UNAVAILABLE.set(is_unavailable);
-}
-
-fn is_unavailable(e: &anyhow::Error) -> bool {
-    identity_unavailable(e) || UNAVAILABLE.get().is_some_and(|test| test(e))
-}
-
 /// True when an external identity provider could not be reached (its adapter marks the error
 /// with [`ProviderUnavailable`]).
 fn identity_unavailable(e: &anyhow::Error) -> bool {
-    e.chain().any(|cause| cause.is::<ProviderUnavailable>())
+    e.downcast_ref::<ProviderUnavailable>().is_some()
+        || e.chain().any(|cause| cause.is::<ProviderUnavailable>())
 }
 
-/// True when `error` is an unexpected error that the registered classifier calls "a
-/// dependency cannot be reached right now" (answered 503, not 500).
+/// True when `error` means "a dependency cannot be reached right now" (answered 503, not
+/// 500): the adapter marked its cause (`CheckoutError::Unavailable`).
 pub fn is_temporarily_unavailable(error: &CheckoutError) -> bool {
-    matches!(error, CheckoutError::Unknown(e) if is_unavailable(e))
+    matches!(error, CheckoutError::Unavailable(_))
 }
 
 /// Seconds a client is asked to wait before retrying after a 503.
@@ -268,11 +253,11 @@ impl ProblemDetails {
             CheckoutError::NotFound(detail) => {
                 Self::plain(StatusCode::NOT_FOUND, (*detail).to_owned())
             }
-            CheckoutError::Unknown(e) if identity_unavailable(e) => Self::plain(
+            CheckoutError::Unavailable(e) if identity_unavailable(e) => Self::plain(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "The identity provider cannot be reached right now. Retry shortly.".to_owned(),
             ),
-            CheckoutError::Unknown(e) if is_unavailable(e) => Self::plain(
+            CheckoutError::Unavailable(_) => Self::plain(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "The database cannot be reached right now (for example during a failover). \
                  The request may or may not have taken effect: retry it shortly, with the \
@@ -308,7 +293,7 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         let body = ProblemDetails::from_error(self);
         match self {
-            ApiError::Checkout(CheckoutError::Unknown(e)) if body.status == 503 => {
+            ApiError::Checkout(CheckoutError::Unavailable(e)) => {
                 tracing::warn!(instance = %body.instance, error = format!("{e:#}"), "dependency unavailable");
             }
             ApiError::Checkout(CheckoutError::Unknown(e)) => {

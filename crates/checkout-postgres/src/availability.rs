@@ -5,13 +5,14 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use anyhow::Context;
 use diesel::migration::MigrationSource;
 use diesel::pg::Pg;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::Text;
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
+
+use checkout_domain::Unreachable;
 
 use crate::pool::NoConnection;
 use crate::{PgStore, MIGRATIONS};
@@ -81,11 +82,74 @@ impl PgStore {
     }
 }
 
+/// `error`, marked [`Unreachable`] when it means the database cannot be reached right now
+/// ([`is_unavailable`]), so that the use case's error is `CheckoutError::Unavailable` (a
+/// 503) rather than a fault.
+pub(crate) fn classified(error: anyhow::Error) -> anyhow::Error {
+    if is_unavailable(&error) && !checkout_domain::is_unreachable(&error) {
+        error.context(Unreachable(
+            "the database cannot be reached right now".into(),
+        ))
+    } else {
+        error
+    }
+}
+
+/// The store's `context` and `with_context`: anyhow's, after [`classified`]. Every file of the
+/// adapter imports this trait in place of `anyhow::Context`, so that each error leaving a
+/// port method carries the mark when it should.
+pub(crate) trait StoreContext<T> {
+    /// Wraps the error with `context`, after classifying it.
+    fn context<C>(self, context: C) -> anyhow::Result<T>
+    where
+        C: std::fmt::Display + Send + Sync + 'static;
+
+    /// Wraps the error with the context `f` gives, after classifying it.
+    fn with_context<C, F>(self, f: F) -> anyhow::Result<T>
+    where
+        C: std::fmt::Display + Send + Sync + 'static,
+        F: FnOnce() -> C;
+}
+
+impl<T> StoreContext<T> for Option<T> {
+    fn context<C>(self, context: C) -> anyhow::Result<T>
+    where
+        C: std::fmt::Display + Send + Sync + 'static,
+    {
+        anyhow::Context::context(self, context)
+    }
+
+    fn with_context<C, F>(self, f: F) -> anyhow::Result<T>
+    where
+        C: std::fmt::Display + Send + Sync + 'static,
+        F: FnOnce() -> C,
+    {
+        anyhow::Context::with_context(self, f)
+    }
+}
+
+impl<T, E: Into<anyhow::Error>> StoreContext<T> for Result<T, E> {
+    fn context<C>(self, context: C) -> anyhow::Result<T>
+    where
+        C: std::fmt::Display + Send + Sync + 'static,
+    {
+        self.map_err(|e| classified(e.into()).context(context))
+    }
+
+    fn with_context<C, F>(self, f: F) -> anyhow::Result<T>
+    where
+        C: std::fmt::Display + Send + Sync + 'static,
+        F: FnOnce() -> C,
+    {
+        self.map_err(|e| classified(e.into()).context(f()))
+    }
+}
+
 /// True when `error` (an error of this crate's store) means the database cannot be reached
 /// right now: no connection could be had, a connection broke or closed mid-request, the server
 /// is shutting down or starting, or the session landed on a read-only standby (a failover in
 /// progress). Such a request may be retried; anything else is a bug or a refused statement.
-pub fn is_unavailable(error: &anyhow::Error) -> bool {
+pub(crate) fn is_unavailable(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
         if cause.is::<NoConnection>() {
             return true;
@@ -107,4 +171,35 @@ pub fn is_unavailable(error: &anyhow::Error) -> bool {
             _ => false,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use checkout_domain::CheckoutError;
+
+    use super::*;
+
+    #[test]
+    fn a_lost_database_leaves_the_store_marked_and_a_bug_does_not() {
+        let lost: Result<(), DieselError> = Err(DieselError::BrokenTransactionManager);
+        let lost = lost.context("reading a session").unwrap_err();
+        let lost = lost.context("the use case's own context");
+        assert!(matches!(
+            CheckoutError::from(lost),
+            CheckoutError::Unavailable(_)
+        ));
+
+        let pool: anyhow::Error = NoConnection("timed out".into()).into();
+        assert!(matches!(
+            CheckoutError::from(classified(pool)),
+            CheckoutError::Unavailable(_)
+        ));
+
+        let bug: Result<(), DieselError> = Err(DieselError::NotFound);
+        let bug = bug.context("reading a session").unwrap_err();
+        assert!(matches!(
+            CheckoutError::from(bug),
+            CheckoutError::Unknown(_)
+        ));
+    }
 }

@@ -2,7 +2,7 @@
 //! any number of sessions, and only for sessions that have had a card (a session with no
 //! current attempt has none, so the status of an unpaid session stays one row).
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use checkout_domain::session::{CardAttempt, PaymentAttempt, PaymentSession};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};

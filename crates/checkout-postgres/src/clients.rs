@@ -2,7 +2,7 @@
 //! Argon2id hash of a secret is stored (the schema refuses anything else); nothing here logs
 //! it.
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use async_trait::async_trait;
 use checkout_domain::auth::OAuthClient;
 use checkout_domain::ports::ClientStore;

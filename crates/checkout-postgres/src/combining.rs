@@ -22,7 +22,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
 
-use crate::availability::is_unavailable;
+use crate::availability::{classified, is_unavailable};
 use crate::pool::NoConnection;
 use crate::store::PgStore;
 
@@ -140,12 +140,16 @@ pub(crate) async fn submit<K: Combined>(
         };
         tokio::spawn(runner.run(batch));
     }
-    answer.await.unwrap_or_else(|_| {
-        Err(anyhow::anyhow!(
-            "the {} runner stopped before answering",
-            K::KIND
-        ))
-    })
+    answer
+        .await
+        .unwrap_or_else(|_| {
+            Err(anyhow::anyhow!(
+                "the {} runner stopped before answering",
+                K::KIND
+            ))
+        })
+        // Whatever the statement's path, an unreachable database leaves marked.
+        .map_err(classified)
 }
 
 /// The oldest queued requests, at most [`MAX_BATCH`] and at most one of each

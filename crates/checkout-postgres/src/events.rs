@@ -2,7 +2,7 @@
 //! writes in the same transaction as every state change merchants are told about (see the
 //! migration `2026-11-24-000002_events`).
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use async_trait::async_trait;
 use checkout_domain::events::{EventCursor, EventSubject, EventType, PaymentEvent};
 use checkout_domain::ports::EventLog;

@@ -3,7 +3,7 @@
 //! one key are decided by the primary key: exactly one inserts (or takes over a forgotten or
 //! lapsed record); the others read the record that won.
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use async_trait::async_trait;
 use checkout_domain::ports::{
     Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse,

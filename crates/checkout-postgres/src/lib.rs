@@ -25,7 +25,7 @@ mod tls;
 mod webhooks;
 mod write_combining;
 
-pub use availability::{is_unavailable, PoolStatus};
+pub use availability::PoolStatus;
 pub use migrations::{run_migrations, MIGRATIONS, MIGRATIONS_FINGERPRINT};
 pub use pool::PoolSettings;
 pub use store::PgStore;

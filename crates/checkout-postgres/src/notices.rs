@@ -9,7 +9,7 @@
 //! - The triggers of the migration write `payment.dispute_opened` and
 //!   `payment.dispute_closed` in the same transaction as the row's change.
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use async_trait::async_trait;
 use checkout_domain::ports::{DisputeLedger, DisputeRecorded, NoticeStore};
 use checkout_domain::session::{Dispute, DisputeStatus, PaymentAttempt, PaymentSession, Refund};

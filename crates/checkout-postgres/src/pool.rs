@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use anyhow::Context;
+
+use crate::availability::classified;
 use diesel::ConnectionError;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{
@@ -79,12 +81,14 @@ pub(crate) async fn checkout(
 ) -> anyhow::Result<PooledConnection> {
     match tokio::time::timeout(timeout, pool.get()).await {
         Ok(Ok(connection)) => Ok(connection),
-        Ok(Err(e)) => Err(NoConnection(e.to_string()).into()),
-        Err(_) => Err(NoConnection(format!(
-            "timed out after {} ms waiting for one (pool of {})",
-            timeout.as_millis(),
-            pool.status().max_size
-        ))
-        .into()),
+        Ok(Err(e)) => Err(classified(NoConnection(e.to_string()).into())),
+        Err(_) => Err(classified(
+            NoConnection(format!(
+                "timed out after {} ms waiting for one (pool of {})",
+                timeout.as_millis(),
+                pool.status().max_size
+            ))
+            .into(),
+        )),
     }
 }

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use checkout_domain::session::PaymentSession;
 use checkout_domain::terminal::Terminal;
 use checkout_domain::values::{SessionId, TerminalNumber};

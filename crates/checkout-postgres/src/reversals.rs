@@ -12,7 +12,7 @@
 //!   Succeeded (a refund the processor failed later, taken out of the refunded amount).
 //! - Claims for reconciliation lock the due rows `FOR UPDATE SKIP LOCKED` and lease them.
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use async_trait::async_trait;
 use checkout_domain::ports::{ActionBegun, Reservation, ReversalLedger, SessionMove};
 use checkout_domain::session::{HoldAction, LedgerState, Refund, SessionState};

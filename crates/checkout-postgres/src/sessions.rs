@@ -1,7 +1,7 @@
 //! `SessionRepository` over PostgreSQL: sessions with their items and charges, and payment
 //! attempts. Every state change is a compare-and-set in SQL (`... WHERE state = from`).
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use async_trait::async_trait;
 use checkout_domain::ports::{
     AttemptChange, AttemptLedger, InsertError, Recorded, SessionRepository, Sweeps,

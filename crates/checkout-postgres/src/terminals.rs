@@ -1,6 +1,6 @@
 //! `TerminalDirectory` over PostgreSQL, and the operator methods for terminals.
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use async_trait::async_trait;
 use checkout_domain::ports::TerminalDirectory;
 use checkout_domain::terminal::{CaptureMethod, Terminal};

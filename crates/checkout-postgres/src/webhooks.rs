@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use anyhow::Context;
+use crate::availability::StoreContext;
 use async_trait::async_trait;
 use checkout_domain::events::EventType;
 use checkout_domain::ports::WebhookStore;

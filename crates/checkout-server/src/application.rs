@@ -38,8 +38,6 @@ impl Application {
         checkout_postgres::run_migrations(&database_url).await?;
         let store =
             checkout_postgres::PgStore::connect(&database_url, settings.database.pool_size).await?;
-        // A use case that fails because the database cannot be reached answers 503.
-        checkout_http::problem::set_unavailable_classifier(checkout_postgres::is_unavailable);
         let metrics = match &settings.metrics.address {
             Some(address) => Some(MetricsServer::start(address, store.clone())?),
             None => None,

@@ -34,7 +34,7 @@ impl From<IdentityError> for CheckoutError {
         match e {
             IdentityError::Rejected(failure) => CheckoutError::Unauthenticated(failure),
             IdentityError::UnregisteredClient => CheckoutError::svc(SvcCode::Svc005),
-            IdentityError::Unavailable(e) => CheckoutError::Unknown(e),
+            IdentityError::Unavailable(e) => CheckoutError::from(e),
         }
     }
 }

@@ -14,6 +14,8 @@ mod system;
 mod terminals;
 mod webhooks;
 
+/// The mark of an adapter error that means "cannot be reached right now" (answered 503).
+pub use crate::error::Unreachable;
 pub use attempts::{AttemptChange, AttemptLedger, Recorded};
 pub use events::EventLog;
 pub use idempotency::{Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse};

@@ -126,6 +126,7 @@ fn is_kept<T>(result: &Result<T, CheckoutError>) -> bool {
         Err(
             CheckoutError::Unauthenticated(_)
             | CheckoutError::Idempotency(_)
+            | CheckoutError::Unavailable(_)
             | CheckoutError::Unknown(_),
         ) => false,
     }

@@ -1,6 +1,7 @@
 //! The application built in process over the domain's in-memory adapters, requests sent
 //! through `actix_web::test`, and the redactions that make snapshots stable.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use actix_web::http::header::HeaderMap;
 use actix_web::http::StatusCode;
 use actix_web::{test, web};
 use async_trait::async_trait;
-use checkout_domain::ports::{WebhookSecrets, WebhookStore, WebhookTransport};
+use checkout_domain::ports::{Unreachable, WebhookSecrets, WebhookStore, WebhookTransport};
 use checkout_domain::testing::{SequentialIds, TestKit};
 use checkout_domain::usecases::{WebhookPolicy, WebhookPorts, Webhooks};
 use checkout_domain::values::TerminalNumber;
@@ -38,8 +39,12 @@ pub const BASE_URL: &str = "https://checkout.test";
 pub const UNEXPECTED: &str = "the in-process tests issue no webhook secrets";
 
 /// A webhook store with no endpoints and no events: the webhook routes answer their "not
-/// found" and empty shapes, which is all these tests read.
-struct NoWebhooks;
+/// found" and empty shapes, which is all these tests read. Issuing a secret fails: an
+/// unexpected error, or, once `unreachable` is set, one marked as a dependency that cannot be
+/// reached (as the PostgreSQL adapter marks a lost database).
+struct NoWebhooks {
+    unreachable: Arc<AtomicBool>,
+}
 
 #[async_trait]
 impl WebhookStore for NoWebhooks {
@@ -112,6 +117,11 @@ impl WebhookStore for NoWebhooks {
 
 impl WebhookSecrets for NoWebhooks {
     fn issue(&self, _: Uuid) -> anyhow::Result<(RevealedSecret, SealedSecret)> {
+        if self.unreachable.load(Ordering::SeqCst) {
+            return Err(
+                anyhow::anyhow!(UNEXPECTED).context(Unreachable("the store is down".into()))
+            );
+        }
         anyhow::bail!(UNEXPECTED)
     }
 }
@@ -137,8 +147,8 @@ impl ReadinessCheck for Ready {
 }
 
 /// The application's state over `kit`'s adapters, with the sandbox's own challenge page.
-pub fn state(kit: &TestKit) -> web::Data<AppState> {
-    let none = Arc::new(NoWebhooks);
+pub fn state(kit: &TestKit, unreachable: Arc<AtomicBool>) -> web::Data<AppState> {
+    let none = Arc::new(NoWebhooks { unreachable });
     let webhooks = Webhooks::new(
         WebhookPorts {
             store: none.clone(),
@@ -217,6 +227,8 @@ pub struct TestApp<S> {
     /// The adapters, to stage the processor's answers and move the clock.
     pub kit: TestKit,
     service: S,
+    /// Once set, the webhook secrets fail as an unreachable dependency.
+    pub unreachable: Arc<AtomicBool>,
 }
 
 /// The application over a fresh [`TestKit`] (terminal `T-1`, client `client-1`).
@@ -224,8 +236,13 @@ pub async fn start() -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
     let kit = TestKit::new();
-    let service = test::init_service(checkout_http::build_app(state(&kit))).await;
-    TestApp { kit, service }
+    let unreachable = Arc::new(AtomicBool::new(false));
+    let service = test::init_service(checkout_http::build_app(state(&kit, unreachable.clone())));
+    TestApp {
+        kit,
+        service: service.await,
+        unreachable,
+    }
 }
 
 impl<S, B> TestApp<S>
