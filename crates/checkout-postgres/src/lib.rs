@@ -20,6 +20,7 @@ mod schema;
 mod session_insert;
 mod sessions;
 mod store;
+mod terminal_cache;
 mod terminals;
 mod tls;
 mod webhooks;

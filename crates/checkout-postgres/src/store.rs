@@ -12,6 +12,7 @@ use crate::attempt_combining::{AttemptBegins, AttemptRecords};
 use crate::combining::{runners_for, Combiner};
 use crate::pool::{self, PoolSettings, PooledConnection};
 use crate::read_combining::{SessionReads, TerminalReads, WholeSessionReads};
+use crate::terminal_cache::TerminalsSeen;
 use crate::write_combining::SessionWrites;
 
 /// PostgreSQL storage of sessions, attempts, terminals and OAuth clients, over a pool of
@@ -33,6 +34,8 @@ struct Inner {
     terminal_reads: Combiner<TerminalReads>,
     attempt_begins: Combiner<AttemptBegins>,
     attempt_records: Combiner<AttemptRecords>,
+    /// The active terminals this store read, for the creates (`recent_terminal`).
+    terminals_seen: TerminalsSeen,
 }
 
 impl fmt::Debug for PgStore {
@@ -68,11 +71,17 @@ impl PgStore {
                 terminal_reads: Combiner::new(runners_for(settings.max_size)),
                 attempt_begins: Combiner::new(runners_for(settings.max_size)),
                 attempt_records: Combiner::new(runners_for(settings.max_size)),
+                terminals_seen: TerminalsSeen::default(),
             }),
         };
         drop(store.conn().await?);
         tracing::debug!(max_size = settings.max_size, "database pool ready");
         Ok(store)
+    }
+
+    /// The active terminals this store read.
+    pub(crate) fn terminals_seen(&self) -> &TerminalsSeen {
+        &self.inner.terminals_seen
     }
 
     /// The pool itself.

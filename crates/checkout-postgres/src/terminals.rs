@@ -18,8 +18,17 @@ use crate::store::{is_unique_violation, PgStore};
 impl TerminalDirectory for PgStore {
     async fn get_terminal(&self, number: &TerminalNumber) -> anyhow::Result<Option<Terminal>> {
         // Read with the terminal reads in flight, in one statement, or at once when none is
-        // queued (`read_combining`).
-        combining::submit::<TerminalReads>(self, number.clone()).await
+        // queued (`read_combining`); kept for the creates while active.
+        let terminal = combining::submit::<TerminalReads>(self, number.clone()).await?;
+        match &terminal {
+            Some(t) => self.terminals_seen().remember(t),
+            None => self.terminals_seen().forget(number),
+        }
+        Ok(terminal)
+    }
+
+    async fn recent_terminal(&self, number: &TerminalNumber) -> anyhow::Result<Option<Terminal>> {
+        Ok(self.terminals_seen().get(number))
     }
 }
 

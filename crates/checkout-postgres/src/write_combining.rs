@@ -53,7 +53,11 @@ pub(crate) async fn insert(
             Ok(())
         }
         Ok(Written::ReferenceHeld) => Err(InsertError::DuplicateReference),
-        Ok(Written::TerminalChanged) => Err(InsertError::TerminalChanged),
+        Ok(Written::TerminalChanged) => {
+            // What was seen of the terminal is stale: the next create reads it afresh.
+            store.terminals_seen().forget(&session.terminal);
+            Err(InsertError::TerminalChanged)
+        }
         Err(e) => Err(InsertError::Store(e)),
     }
 }

@@ -95,7 +95,6 @@ impl Checkout {
                 Ok(()) => return Ok(session),
                 Err(InsertError::Store(e)) => return Err(e.into()),
                 Err(InsertError::TerminalChanged) => {
-                    self.terminals_seen.forget(&session.terminal);
                     self.terminal_for_create(&session.terminal, callbacks.as_ref(), Read::Afresh)
                         .await?;
                     seen = None;
@@ -135,8 +134,11 @@ impl Checkout {
 
     /// The terminal `number` for a create with `callbacks`: active (else SVC_005) and allowing
     /// the callbacks' hosts (else 400 naming each refused URL). With [`Read::Seen`], a
-    /// terminal seen active before that allows them is taken as seen (the insert checks that
-    /// it still is); any refusal is decided on a fresh read.
+    /// terminal the directory saw active before ([`TerminalDirectory::recent_terminal`]) that
+    /// allows them is taken as seen (the guarded insert checks that it still is); any refusal
+    /// is decided on a fresh read.
+    ///
+    /// [`TerminalDirectory::recent_terminal`]: crate::ports::TerminalDirectory::recent_terminal
     async fn terminal_for_create(
         &self,
         number: &TerminalNumber,
@@ -144,18 +146,16 @@ impl Checkout {
         read: Read,
     ) -> Result<Terminal, CheckoutError> {
         if read == Read::Seen {
-            if let Some(seen) = self.terminals_seen.get(number) {
-                if allowed_callbacks(&seen, callbacks).is_ok() {
+            if let Some(seen) = self.ports.terminals.recent_terminal(number).await? {
+                if seen.active && allowed_callbacks(&seen, callbacks).is_ok() {
                     return Ok(seen);
                 }
             }
         }
         let terminal = self.ports.terminals.get_terminal(number).await?;
         let Some(terminal) = terminal.filter(|t| t.active) else {
-            self.terminals_seen.forget(number);
             return Err(CheckoutError::svc(SvcCode::Svc005));
         };
-        self.terminals_seen.remember(&terminal);
         allowed_callbacks(&terminal, callbacks)?;
         Ok(terminal)
     }

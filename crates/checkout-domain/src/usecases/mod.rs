@@ -18,7 +18,6 @@ mod reconcile;
 mod reconcile_reversals;
 mod refund_payment;
 mod settle;
-mod terminals_seen;
 mod void_payment;
 mod webhooks;
 
@@ -52,7 +51,6 @@ use crate::ports::{
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
 use crate::values::{Amount, AmountError, CallbackRule, SessionId};
-use terminals_seen::TerminalsSeen;
 
 /// The adapters the use cases run over.
 #[derive(Clone)]
@@ -239,18 +237,12 @@ impl CheckoutPolicy {
 pub struct Checkout {
     ports: Ports,
     policy: CheckoutPolicy,
-    /// The terminals creates have read (shared by clones).
-    terminals_seen: Arc<TerminalsSeen>,
 }
 
 impl Checkout {
     /// Wires the use cases to their adapters.
     pub fn new(ports: Ports, policy: CheckoutPolicy) -> Self {
-        Checkout {
-            ports,
-            policy,
-            terminals_seen: Arc::default(),
-        }
+        Checkout { ports, policy }
     }
 
     /// The business settings.

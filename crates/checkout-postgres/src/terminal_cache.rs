@@ -1,13 +1,15 @@
-//! [`TerminalsSeen`]: the terminals the creates have read, so that a create for a terminal
-//! already seen active needs no read of its own. What it holds is never trusted on its own:
-//! the insert checks, in the same atomic step, that the terminal is still as it was seen
-//! (`SessionRepository::insert_for_terminal`), and every refusal is decided on a fresh read.
+//! [`TerminalsSeen`]: the active terminals this store has read, so that a create for a
+//! terminal already seen active needs no read of its own (`TerminalDirectory::recent_terminal`).
+//! What it holds is never trusted on its own: the create inserts under
+//! `SessionRepository::insert_for_terminal`, which checks in the same statement that the
+//! terminal is still as it was seen, and forgets it here when it is not; every refusal is
+//! decided on a fresh read.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::terminal::Terminal;
-use crate::values::TerminalNumber;
+use checkout_domain::terminal::Terminal;
+use checkout_domain::values::TerminalNumber;
 
 /// At most this many terminals are kept; when full, the cache starts again empty.
 const CAPACITY: usize = 4096;
