@@ -379,11 +379,14 @@ impl Client {
             method = %call.method,
             path = %call.path,
             operation_id = %operation_id,
-            idempotency_key = key.as_deref().unwrap_or(""),
+            idempotency_key = Empty,
             attempts = Empty,
             status = Empty,
             replayed = Empty,
         );
+        if let Some(key) = &key {
+            span.record("idempotency_key", tracing::field::display(key));
+        }
         self.run(&call, &operation_id, key.as_deref())
             .instrument(span)
             .await
@@ -427,9 +430,8 @@ impl Client {
         let policy = &self.inner.retry;
         let span = tracing::Span::current();
         let mut attempt = 0;
-        loop {
+        let result = loop {
             attempt += 1;
-            span.record("attempts", attempt);
             let last = attempt >= policy.attempts();
             match self.send_once(call, operation_id, key, token).await {
                 Err(SendError {
@@ -447,7 +449,7 @@ impl Client {
                         continue;
                     }
                     tracing::warn!(attempt, error = %error, "network error");
-                    return Err(Error::Network(NetworkError {
+                    break Err(Error::Network(NetworkError {
                         source: error,
                         operation_id: operation_id.to_owned(),
                         attempts: attempt,
@@ -461,7 +463,7 @@ impl Client {
                             span.record("replayed", true);
                         }
                         tracing::debug!(attempt, status, "answered");
-                        return Ok(reply);
+                        break Ok(reply);
                     }
                     let retry_after = reply
                         .headers
@@ -483,7 +485,7 @@ impl Client {
                     let problem = serde_json::from_slice::<Problem>(&reply.body)
                         .unwrap_or_else(|_| Problem::from_status(status, &reply.body));
                     tracing::info!(attempt, status, kind = %problem.kind, instance = %problem.instance, "error answer");
-                    return Err(Error::Api(Box::new(ApiError {
+                    break Err(Error::Api(Box::new(ApiError {
                         status,
                         problem,
                         retry_after,
@@ -492,7 +494,9 @@ impl Client {
                     })));
                 }
             }
-        }
+        };
+        span.record("attempts", attempt);
+        result
     }
 
     /// Sends `call` once and reads the whole answer.
