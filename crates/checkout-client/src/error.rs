@@ -153,9 +153,16 @@ impl fmt::Display for NetworkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "network error after {} attempt(s): {} [X-idoperacion {}]",
-            self.attempts, self.source, self.operation_id
-        )
+            "network error after {} attempt(s): {}",
+            self.attempts, self.source
+        )?;
+        // reqwest's message names the URL; its causes say what went wrong.
+        let mut cause = std::error::Error::source(&self.source);
+        while let Some(inner) = cause {
+            write!(f, ": {inner}")?;
+            cause = inner.source();
+        }
+        write!(f, " [X-idoperacion {}]", self.operation_id)
     }
 }
 
