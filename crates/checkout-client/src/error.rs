@@ -11,6 +11,29 @@ use serde::{Deserialize, Deserializer};
 use crate::money::AmountError;
 
 /// The error of every call of [`Client`](crate::Client).
+///
+/// ```no_run
+/// use checkout_client::{Client, Error, StartPaymentRequest, SvcCode};
+///
+/// # async fn run(client: Client, request: StartPaymentRequest) -> Result<(), Error> {
+/// let session_id = match client.start_payment(&request).await {
+///     Ok(created) => created.checkout_session_id,
+///     // The reference is already held: the problem names the session holding it.
+///     Err(error) if error.svc_code() == Some(SvcCode::Svc001) => error
+///         .problem()
+///         .and_then(|p| p.checkout_session_id.clone())
+///         .unwrap_or_default(),
+///     Err(Error::Network(e)) => {
+///         // Retried already; the same call may be sent again later with the same
+///         // idempotency key (`CallOptions`) without creating a second session.
+///         return Err(Error::Network(e));
+///     }
+///     Err(other) => return Err(other),
+/// };
+/// # let _ = session_id;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
