@@ -49,12 +49,16 @@ impl Checkout {
     }
 
     /// Verifies a processor event as received (`payload`, exactly the bytes) and reads which
-    /// object it is about; nothing is changed.
+    /// object it is about; nothing is changed. A request without a signature is refused as
+    /// unsigned whatever the configuration.
     pub fn read_processor_event(
         &self,
         payload: &[u8],
         signature: Option<&str>,
     ) -> Result<ProcessorNotice, NoticeRejected> {
+        if signature.is_none() {
+            return Err(NoticeRejected::Unsigned);
+        }
         self.ports
             .processor_events
             .read(payload, signature, self.now())

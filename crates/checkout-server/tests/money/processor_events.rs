@@ -330,10 +330,14 @@ async fn processor_events_with_bad_signatures_change_nothing_and_replays_are_no_
     assert_eq!(eventually_one, json!(1));
 }
 
-/// The sandbox takes no processor events: 404, nothing read.
+/// The sandbox takes no processor events: a signed one is 404, an unsigned one 400 (as
+/// everywhere), nothing read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_sandbox_takes_no_processor_events() {
     let server = TestServer::sandbox("money-events-sandbox").await;
+    let unsigned = post_event(&server, "{}", None).await;
+    assert_eq!(unsigned.status, 400, "{}", unsigned.body);
+    assert!(unsigned.body["errors"]["Stripe-Signature"].is_array());
     let reply = post_event(&server, "{}", Some("t=1,v1=00")).await;
     assert_eq!(reply.status, 404, "{}", reply.body);
     assert_eq!(
