@@ -126,6 +126,8 @@ fn is_kept<T>(result: &Result<T, CheckoutError>) -> bool {
         Err(
             CheckoutError::Unauthenticated(_)
             | CheckoutError::Idempotency(_)
+            | CheckoutError::LimitReached(_)
+            | CheckoutError::TooManyRequests { .. }
             | CheckoutError::Unknown(_),
         ) => false,
     }

@@ -16,7 +16,8 @@ pub use circuit::{
     AttemptSummary, CircuitEvent, CircuitPolicy, CircuitState, Disabled, EndpointHealth,
 };
 pub use delivery::{
-    AttemptResult, DeliveryLog, DeliveryState, DueDelivery, LoggedAttempt, NextStep, WebhookBacklog,
+    AttemptOutcome, AttemptReport, AttemptResult, DeliveryCursor, DeliveryLog, DeliveryPage,
+    DeliveryState, DueDelivery, InvalidDeliveryCursor, LoggedAttempt, NextStep, WebhookBacklog,
 };
 pub use endpoint::{EventFilter, RevealedSecret, SealedSecret, WebhookEndpoint};
 pub use limits::{FairShare, Redelivered, RedeliveryLimits};
