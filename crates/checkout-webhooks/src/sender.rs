@@ -706,6 +706,7 @@ mod tests {
         let url: Url = format!("http://127.0.0.1:{port}/").parse().unwrap();
         let report = sender.deliver(&url, "e1", b"{}", &[secret()]).await;
         drop((listener, held));
+        eprintln!("a full backlog: {report}");
         match report.error() {
             Some(DeliveryError::ConnectTimeout(limit)) => {
                 assert_eq!(*limit, Duration::from_millis(300));
