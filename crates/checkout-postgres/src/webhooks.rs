@@ -167,7 +167,7 @@ const CLAIM_SQL: &str = "\
             WHERE d.endpoint_id = r.id AND d.state = 'pending' AND d.next_attempt_at <= $1 \
               AND (d.claimed_until IS NULL OR d.claimed_until < $1) \
             ORDER BY d.next_attempt_at, d.id \
-            LIMIT r.room \
+            LIMIT GREATEST(r.room, 0) \
         ) c \
         WHERE r.room > 0 \
     ), ranked AS ( \

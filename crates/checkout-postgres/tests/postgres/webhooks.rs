@@ -266,6 +266,26 @@ async fn a_failing_endpoint_gets_one_at_a_time_an_open_one_none_a_disabled_one_n
 }
 
 #[tokio::test]
+async fn an_endpoint_that_fails_with_more_in_flight_than_its_new_share_gets_nothing_more() {
+    let (_db, store) = database().await;
+    let endpoint = add_endpoint(&store, "T-1").await;
+    events(&store, "T-1", 5).await;
+    let now = soon();
+    assert_eq!(claim(&store, now, 100, SHARE).await.len(), 2);
+    // One of the two in flight fails: the endpoint's share is now one, and two are out.
+    let failed = EndpointHealth {
+        consecutive_failures: 1,
+        failing_since: Some(now),
+        ..EndpointHealth::default()
+    };
+    assert!(store
+        .set_endpoint_health(endpoint, &EndpointHealth::default(), &failed, now)
+        .await
+        .unwrap());
+    assert!(claim(&store, now, 100, SHARE).await.is_empty());
+}
+
+#[tokio::test]
 async fn racing_claims_never_pass_the_bounds_nor_share_a_delivery() {
     let (_db, store) = database().await;
     let mut endpoints = BTreeSet::new();
