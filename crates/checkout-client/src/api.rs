@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::events::EventFeed;
 use crate::money::Money;
 use crate::types::{
-    AmountBody, CreatedWebhookEndpoint, Delivery, EventPage, EventType, PaymentLinkRequest,
+    AmountBody, CreatedWebhookEndpoint, DeliveryPage, EventPage, EventType, PaymentLinkRequest,
     PaymentLinkResponse, PaymentStatus, Redelivery, RefundList, Reversal, RotatedSecret,
     StartPaymentRequest, StartPaymentResponse, WebhookEndpoint, WebhookEndpointBody,
 };
@@ -277,13 +277,32 @@ impl<'a> WithOptions<'a> {
         self.send(call).await
     }
 
-    /// `GET /pay/api/webhook-endpoints/{id}/deliveries`: the endpoint's newest deliveries,
-    /// newest first, with every attempt.
-    pub async fn webhook_deliveries(&self, endpoint_id: &str) -> Result<Vec<Delivery>, Error> {
+    /// `GET /pay/api/webhook-endpoints/{id}/deliveries`: a page of the endpoint's deliveries
+    /// log, newest first, with every attempt and the endpoint itself; `after` is the
+    /// previous page's cursor (`None`: the newest).
+    pub async fn webhook_deliveries(
+        &self,
+        endpoint_id: &str,
+        after: Option<&str>,
+    ) -> Result<DeliveryPage, Error> {
+        let path = endpoint_path(endpoint_id, "/deliveries");
+        let mut call = Call::new("webhook_deliveries", Method::GET, path, Replay::Safe);
+        if let Some(after) = after {
+            call = call.query("after", after.to_owned());
+        }
+        self.send(call).await
+    }
+
+    /// `POST /pay/api/webhook-endpoints/{id}/enable`: enables again an endpoint that was
+    /// disabled after failing for days (and closes its circuit).
+    pub async fn enable_webhook_endpoint(
+        &self,
+        endpoint_id: &str,
+    ) -> Result<WebhookEndpoint, Error> {
         let call = Call::new(
-            "webhook_deliveries",
-            Method::GET,
-            endpoint_path(endpoint_id, "/deliveries"),
+            "enable_webhook_endpoint",
+            Method::POST,
+            endpoint_path(endpoint_id, "/enable"),
             Replay::Safe,
         );
         self.send(call).await
@@ -409,8 +428,20 @@ impl Client {
         self.plain().rotate_webhook_secret(endpoint_id).await
     }
 
-    /// An endpoint's deliveries log ([`WithOptions::webhook_deliveries`]).
-    pub async fn webhook_deliveries(&self, endpoint_id: &str) -> Result<Vec<Delivery>, Error> {
-        self.plain().webhook_deliveries(endpoint_id).await
+    /// A page of an endpoint's deliveries log ([`WithOptions::webhook_deliveries`]).
+    pub async fn webhook_deliveries(
+        &self,
+        endpoint_id: &str,
+        after: Option<&str>,
+    ) -> Result<DeliveryPage, Error> {
+        self.plain().webhook_deliveries(endpoint_id, after).await
+    }
+
+    /// Enables a disabled endpoint again ([`WithOptions::enable_webhook_endpoint`]).
+    pub async fn enable_webhook_endpoint(
+        &self,
+        endpoint_id: &str,
+    ) -> Result<WebhookEndpoint, Error> {
+        self.plain().enable_webhook_endpoint(endpoint_id).await
     }
 }

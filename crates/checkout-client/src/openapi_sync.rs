@@ -130,6 +130,7 @@ fn every_answer_type_reads_exactly_its_schemas_properties() {
             reads::<CreatedWebhookEndpoint>(),
         ),
         ("RotatedSecretResponse", reads::<RotatedSecret>()),
+        ("DeliveryPageResponse", reads::<DeliveryPage>()),
         ("DeliveryBody", reads::<Delivery>()),
         ("DeliveryAttemptBody", reads::<DeliveryAttempt>()),
         ("RedeliveryResponse", reads::<Redelivery>()),
@@ -319,7 +320,14 @@ fn every_route_the_sdk_calls_takes_and_answers_the_schemas_it_uses() {
             "get",
             format!("{endpoint}/deliveries"),
             "200",
-            Some("DeliveryBody"),
+            Some("DeliveryPageResponse"),
+            None,
+        ),
+        (
+            "post",
+            format!("{endpoint}/enable"),
+            "200",
+            Some("WebhookEndpointResponse"),
             None,
         ),
     ];
@@ -369,6 +377,10 @@ fn every_closed_set_has_the_schemas_values() {
     assert_eq!(
         known(DeliveryState::KNOWN),
         enum_values(&doc, "DeliveryState")
+    );
+    assert_eq!(
+        known(CircuitState::KNOWN),
+        enum_values(&doc, "CircuitState")
     );
     assert_eq!(known(EventType::KNOWN), enum_values(&doc, "EventType"));
     let mut filter = vec!["*".to_owned()];

@@ -563,6 +563,20 @@ wire_enum!(
 );
 
 wire_enum!(
+    /// How a webhook endpoint's deliveries go out.
+    CircuitState {
+        /// Deliveries go out as they fall due.
+        Closed = "closed",
+        /// Its last attempt failed: one attempt at a time.
+        Probing = "probing",
+        /// It kept failing: nothing is attempted until the wait is over, then one probe.
+        Open = "open",
+        /// Failing for days: nothing is sent until the merchant enables it.
+        Disabled = "disabled",
+    }
+);
+
+wire_enum!(
     /// Where a webhook delivery stands.
     DeliveryState {
         /// Another attempt is due.
@@ -571,7 +585,7 @@ wire_enum!(
         Delivered = "delivered",
         /// Every attempt of the retry schedule failed.
         Failed = "failed",
-        /// The endpoint was deleted.
+        /// The endpoint was deleted or disabled.
         Cancelled = "cancelled",
     }
 );
@@ -841,6 +855,41 @@ pub struct WebhookEndpoint {
     /// When it was registered.
     #[serde(with = "time::serde::rfc3339")]
     pub created_date_time: OffsetDateTime,
+    /// False once it was disabled after failing for days (nothing is sent to it until
+    /// [`Client::enable_webhook_endpoint`](crate::Client::enable_webhook_endpoint)).
+    pub enabled: bool,
+    /// How its deliveries go out, given how it has been answering.
+    pub circuit: CircuitState,
+    /// Failed attempts in a row (0 after a delivered one).
+    pub consecutive_failures: u32,
+    /// Since when it has been failing, while it is.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub failing_since_date_time: Option<OffsetDateTime>,
+    /// While the circuit is open: when the next attempt (a probe) may go.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub circuit_open_until_date_time: Option<OffsetDateTime>,
+    /// When it was disabled, if it is.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub disabled_date_time: Option<OffsetDateTime>,
+    /// Why it was disabled, if it is.
+    #[serde(default)]
+    pub disabled_reason: Option<String>,
+}
+
+/// A page of an endpoint's deliveries log, newest first, with the endpoint itself.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DeliveryPage {
+    /// The endpoint: whether it is enabled, its circuit, and why it was disabled.
+    pub endpoint: WebhookEndpoint,
+    /// The deliveries, newest first, each with every attempt.
+    pub deliveries: Vec<Delivery>,
+    /// Pass it as `after` for the older deliveries; absent when the page is empty.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// True when older deliveries follow this page.
+    pub has_more: bool,
 }
 
 /// A new webhook endpoint with its signing secret, shown this once.

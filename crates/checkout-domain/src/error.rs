@@ -277,6 +277,18 @@ pub enum CheckoutError {
     /// [`Unreachable`] (or [`ProviderUnavailable`](crate::ports::ProviderUnavailable)).
     #[error("a dependency cannot be reached: {0:#}")]
     Unavailable(anyhow::Error),
+    /// The caller already has as many of something as it may (HTTP 422); it must remove one
+    /// first. The text says what, for the caller.
+    #[error("limit reached: {0}")]
+    LimitReached(String),
+    /// The caller asked for something too often (HTTP 429 with `Retry-After`).
+    #[error("too many requests: {detail}")]
+    TooManyRequests {
+        /// What was asked too often, for the caller.
+        detail: String,
+        /// Whole seconds until the request may be made again (at least 1).
+        retry_after_secs: u64,
+    },
     /// An unexpected fault (HTTP 500); logged whole at the boundary, never shown.
     #[error(transparent)]
     Unknown(anyhow::Error),

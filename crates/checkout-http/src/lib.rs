@@ -225,6 +225,11 @@ pub fn build_app(
                 .default_service(web::to(|| method_not_allowed("POST"))),
         )
         .service(
+            web::resource("/pay/api/webhook-endpoints/{id}/enable")
+                .route(web::post().to(api::webhook_endpoints::enable_endpoint))
+                .default_service(web::to(|| method_not_allowed("POST"))),
+        )
+        .service(
             web::resource("/pay/api/webhook-endpoints/{id}/deliveries")
                 .route(web::get().to(api::webhook_endpoints::list_deliveries))
                 .default_service(web::to(|| method_not_allowed("GET"))),

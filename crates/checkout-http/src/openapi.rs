@@ -31,6 +31,7 @@ use crate::problem::ProblemDetails;
         api::webhook_endpoints::list_endpoints,
         api::webhook_endpoints::delete_endpoint,
         api::webhook_endpoints::rotate_secret,
+        api::webhook_endpoints::enable_endpoint,
         api::webhook_endpoints::list_deliveries,
         api::by_reference::payments_by_reference,
         api::cancel::cancel_payment,
@@ -60,6 +61,7 @@ use crate::problem::ProblemDetails;
         dto::WebhookEndpointResponse,
         dto::CreatedWebhookEndpointResponse,
         dto::RotatedSecretResponse,
+        dto::DeliveryPageResponse,
         dto::DeliveryBody,
         dto::DeliveryAttemptBody,
         dto::RedeliveryResponse,
@@ -82,6 +84,7 @@ use crate::problem::ProblemDetails;
         dto::schemas::CardBrandName,
         dto::schemas::CardAttemptOutcome,
         dto::schemas::DeliveryStateName,
+        dto::schemas::CircuitStateName,
     )),
     modifiers(&BearerScheme, &PublicOperations, &UniqueParameters, &ExactAmounts, &Patterns, &OptionalBodies, &SandboxServer),
     tags(

@@ -23,6 +23,9 @@ pub const IDEMPOTENCY_KEY_REUSED_TYPE: &str = "https://tools.ietf.org/html/rfc49
 /// The `type` of a 409 for an `Idempotency-Key` whose first request is still running:
 /// 409 Conflict (RFC 7231 section 6.5.8).
 pub const IDEMPOTENCY_IN_PROGRESS_TYPE: &str = "https://tools.ietf.org/html/rfc7231#section-6.5.8";
+/// The `type` of a 422 for a limit reached (the most webhook endpoints a terminal may have):
+/// 422 Unprocessable Entity (RFC 4918 section 11.2).
+pub const LIMIT_REACHED_TYPE: &str = "https://tools.ietf.org/html/rfc4918#section-11.2";
 
 /// True when an external identity provider could not be reached (its adapter marks the error
 /// with [`ProviderUnavailable`]).
@@ -253,6 +256,14 @@ impl ProblemDetails {
             CheckoutError::NotFound(detail) => {
                 Self::plain(StatusCode::NOT_FOUND, (*detail).to_owned())
             }
+            CheckoutError::LimitReached(detail) => ProblemDetails {
+                kind: LIMIT_REACHED_TYPE.to_owned(),
+                title: "Limit reached".to_owned(),
+                ..Self::plain(StatusCode::UNPROCESSABLE_ENTITY, detail.clone())
+            },
+            CheckoutError::TooManyRequests { detail, .. } => {
+                Self::plain(StatusCode::TOO_MANY_REQUESTS, detail.clone())
+            }
             CheckoutError::Unavailable(e) if identity_unavailable(e) => Self::plain(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "The identity provider cannot be reached right now. Retry shortly.".to_owned(),
@@ -305,10 +316,15 @@ impl ResponseError for ApiError {
             _ => {}
         }
         let mut response = body.into_response();
-        if let ApiError::TooManyRequests { retry_after_secs } = self {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        if let ApiError::TooManyRequests { retry_after_secs }
+        | ApiError::Checkout(CheckoutError::TooManyRequests {
+            retry_after_secs, ..
+        }) = self
+        {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from((*retry_after_secs).max(1)),
+            );
         } else if response.status() == StatusCode::SERVICE_UNAVAILABLE {
             response.headers_mut().insert(
                 header::RETRY_AFTER,

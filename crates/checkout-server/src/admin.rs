@@ -106,6 +106,13 @@ pub enum Command {
         /// The endpoint.
         id: String,
     },
+    /// Enable one of a terminal's webhook endpoints again, its circuit closed.
+    EnableWebhook {
+        /// The terminal.
+        terminal: String,
+        /// The endpoint.
+        id: String,
+    },
 }
 
 impl Command {
@@ -191,6 +198,10 @@ impl Command {
                 terminal: (*terminal).to_owned(),
                 id: (*id).to_owned(),
             },
+            ["webhook", "enable", terminal, id] => Command::EnableWebhook {
+                terminal: (*terminal).to_owned(),
+                id: (*id).to_owned(),
+            },
             _ => return Err(format!("unknown command: {}", words.join(" "))),
         };
         Ok(c)
@@ -257,7 +268,21 @@ async fn run_webhook(
                 .await
                 .map_err(operator_error)?
             {
-                writeln!(out, "{}\t{}\t{}", e.id, e.url, e.events.names().join(","))?;
+                let state = match &e.health.disabled {
+                    Some(disabled) => format!("disabled: {}", disabled.reason),
+                    None => e
+                        .health
+                        .circuit(time::OffsetDateTime::now_utc())
+                        .as_str()
+                        .to_owned(),
+                };
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{state}",
+                    e.id,
+                    e.url,
+                    e.events.names().join(",")
+                )?;
             }
         }
         Command::DeleteWebhook { terminal, id } => {
@@ -281,6 +306,14 @@ async fn run_webhook(
                 rotated.previous_expires_at
             )?;
         }
+        Command::EnableWebhook { terminal, id } => {
+            let number = terminal_number(&terminal)?;
+            webhooks
+                .enable_endpoint(&number, endpoint_id(&id)?)
+                .await
+                .map_err(operator_error)?;
+            writeln!(out, "endpoint {id} enabled, its circuit closed")?;
+        }
         _ => bail!("not a webhook command"),
     }
     Ok(())
@@ -296,7 +329,8 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
         Command::AddWebhook { .. }
         | Command::ListWebhooks { .. }
         | Command::DeleteWebhook { .. }
-        | Command::RotateWebhookSecret { .. } => {
+        | Command::RotateWebhookSecret { .. }
+        | Command::EnableWebhook { .. } => {
             run_webhook(settings, store, command, &mut out).await?;
         }
         Command::Migrate => writeln!(out, "migrations applied")?,

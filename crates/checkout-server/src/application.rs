@@ -65,12 +65,11 @@ impl Application {
             )),
         ];
         sweepers.push(tokio::spawn(watch_webhook_backlog(wired.webhooks.clone())));
-        for _ in 0..settings.webhooks.workers {
-            sweepers.push(tokio::spawn(deliver_webhooks(
-                wired.webhooks.clone(),
-                Duration::from_millis(settings.webhooks.poll_ms),
-            )));
-        }
+        sweepers.push(tokio::spawn(deliver_webhooks(
+            wired.webhooks.clone(),
+            settings.webhooks.workers as usize,
+            Duration::from_millis(settings.webhooks.poll_ms),
+        )));
         let pages = Pages::new(PagesConfig {
             csrf_secret: wired.csrf_secret,
             public_base_url: base_url.clone(),
@@ -277,25 +276,87 @@ async fn reconcile_once(checkout: &checkout_domain::Checkout) {
     }
 }
 
-/// A delivery worker: claims due webhook deliveries (skipping those other workers and
-/// instances hold), makes one attempt at each, and looks again at once while it finds full
-/// batches, else after `idle`.
-async fn deliver_webhooks(webhooks: checkout_domain::usecases::Webhooks, idle: Duration) {
-    let batch = webhooks.policy().batch;
+/// The delivery workers of this instance: `slots` attempts at once, each on its own task, so
+/// that an attempt that hangs until its time-out holds its own slot and no other. Claims as
+/// many due deliveries as there are free slots (fairly across endpoints and terminals, which
+/// the claim decides), looks again at once while a claim fills the free slots, and otherwise
+/// when an attempt ends or after `idle`.
+async fn deliver_webhooks(
+    webhooks: checkout_domain::usecases::Webhooks,
+    slots: usize,
+    idle: Duration,
+) {
+    let free = std::sync::Arc::new(tokio::sync::Semaphore::new(slots.max(1)));
+    let ended = std::sync::Arc::new(tokio::sync::Notify::new());
     loop {
-        match webhooks.deliver_due().await {
-            Ok(run) => {
-                crate::metrics::count_delivery_run(&run);
-                if run.failed > 0 {
-                    tracing::warn!(failed = run.failed, "webhook deliveries failed for good");
+        let available = free.available_permits();
+        let mut filled = false;
+        if available > 0 {
+            let wanted = u32::try_from(available).unwrap_or(u32::MAX);
+            match webhooks.claim_due(wanted).await {
+                Ok(claimed) => {
+                    filled = !claimed.is_empty()
+                        && u32::try_from(claimed.len()).unwrap_or(u32::MAX)
+                            >= wanted.min(webhooks.policy().batch);
+                    for delivery in claimed {
+                        let Ok(permit) = free.clone().try_acquire_owned() else {
+                            // Cannot happen (only this loop takes permits); the lease lapses.
+                            break;
+                        };
+                        let (webhooks, ended) = (webhooks.clone(), ended.clone());
+                        tokio::spawn(async move {
+                            match webhooks.attempt(&delivery).await {
+                                Ok(report) => log_attempt(&report),
+                                Err(e) => tracing::warn!(
+                                    error = format!("{e:#}"),
+                                    delivery = %delivery.id,
+                                    "webhook attempt not recorded"
+                                ),
+                            }
+                            drop(permit);
+                            ended.notify_one();
+                        });
+                    }
                 }
-                if run.full(batch) {
-                    continue;
-                }
+                Err(e) => tracing::warn!(
+                    error = format!("{e:#}"),
+                    "claiming webhook deliveries failed"
+                ),
             }
-            Err(e) => tracing::warn!(error = %e, "webhook delivery run failed"),
         }
-        tokio::time::sleep(idle).await;
+        if filled && free.available_permits() > 0 {
+            continue;
+        }
+        tokio::select! {
+            () = ended.notified() => {}
+            () = tokio::time::sleep(idle) => {}
+        }
+    }
+}
+
+/// Counts one attempt and logs what it did to its endpoint's circuit.
+fn log_attempt(report: &checkout_domain::webhooks::AttemptReport) {
+    use checkout_domain::webhooks::{AttemptOutcome, CircuitEvent};
+    let mut run = checkout_domain::usecases::DeliveryRun::default();
+    run.add(report);
+    crate::metrics::count_delivery_run(&run);
+    if report.outcome == AttemptOutcome::Failed {
+        tracing::warn!(delivery = %report.delivery, endpoint = %report.endpoint, "webhook delivery failed for good");
+    }
+    match &report.circuit {
+        Some(CircuitEvent::Opened { until }) => tracing::info!(
+            endpoint = %report.endpoint,
+            until = %until,
+            "webhook endpoint keeps failing: its circuit is open"
+        ),
+        Some(CircuitEvent::Recovered) => {
+            tracing::info!(endpoint = %report.endpoint, "webhook endpoint answers again")
+        }
+        Some(CircuitEvent::Disabled) => tracing::warn!(
+            endpoint = %report.endpoint,
+            "webhook endpoint disabled after failing for days"
+        ),
+        None => {}
     }
 }
 

@@ -323,14 +323,46 @@ pub struct SecuritySettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct WebhookSettings {
-    /// How long one attempt may take (lookup, connection, request, answer), milliseconds.
+    /// How long one attempt waits for the answer (its status and first bytes), from the end
+    /// of the host name lookup, milliseconds.
     pub timeout_ms: u64,
-    /// How often each delivery worker looks for due deliveries when idle, milliseconds.
+    /// How long one attempt may take to connect (TCP and TLS handshakes), milliseconds: a
+    /// host that takes no connection is given up after this, not after `timeout_ms`.
+    pub connect_timeout_ms: u64,
+    /// How often the delivery workers look for due deliveries when idle, milliseconds (they
+    /// also look whenever an attempt ends).
     pub poll_ms: u64,
-    /// Delivery workers per instance (each sends one attempt at a time).
+    /// Attempts one instance makes at once (each on its own task, so that one that hangs
+    /// holds only its own slot).
     pub workers: u32,
-    /// Deliveries a worker claims at once.
+    /// The most deliveries one claim takes.
     pub batch: u32,
+    /// Attempts in flight to one endpoint, counting every instance (one while its last
+    /// attempt failed).
+    pub endpoint_in_flight: u32,
+    /// Attempts in flight to one terminal's endpoints together, counting every instance;
+    /// below `workers`, so that one terminal never takes every slot of an instance.
+    pub terminal_in_flight: u32,
+    /// Failed attempts in a row that open an endpoint's circuit.
+    pub circuit_failures: u32,
+    /// How long a circuit stays open the first time in a run of failures, seconds (doubling
+    /// at each later opening; multiplied by `time_scale`).
+    pub circuit_open_seconds: u64,
+    /// The longest a circuit stays open at once, seconds (multiplied by `time_scale`).
+    pub circuit_max_open_seconds: u64,
+    /// How long an endpoint may fail without a delivered attempt before it is disabled,
+    /// seconds (not scaled).
+    pub disable_after_seconds: u64,
+    /// The most live endpoints a terminal may have.
+    pub max_endpoints: u32,
+    /// Redeliveries of one event a terminal may ask for in an hour.
+    pub redeliveries_per_event_per_hour: u32,
+    /// Redeliveries of any of its events a terminal may ask for in an hour.
+    pub redeliveries_per_terminal_per_hour: u32,
+    /// Whether webhook URLs may point at loopback and private addresses (plain `http` too).
+    /// By default only in a sandbox served on loopback (no public base URL); it cannot be
+    /// turned on for a sandbox with a public base URL, and never in production.
+    pub private_targets: Option<bool>,
     /// The waits after each failed attempt, seconds, comma-separated, each more than 1.5
     /// times the one before; the default spans about three days.
     pub schedule_seconds: String,
@@ -500,9 +532,20 @@ impl Default for WebhookSettings {
     fn default() -> Self {
         WebhookSettings {
             timeout_ms: 15_000,
+            connect_timeout_ms: 3_000,
             poll_ms: 1000,
-            workers: 4,
-            batch: 4,
+            workers: 16,
+            batch: 8,
+            endpoint_in_flight: 4,
+            terminal_in_flight: 8,
+            circuit_failures: 5,
+            circuit_open_seconds: 60,
+            circuit_max_open_seconds: 3600,
+            disable_after_seconds: 5 * 86_400,
+            max_endpoints: 16,
+            redeliveries_per_event_per_hour: 5,
+            redeliveries_per_terminal_per_hour: 100,
+            private_targets: None,
             schedule_seconds: "5,30,120,600,1800,3600,7200,14400,28800,57600,115200".into(),
             time_scale: 1.0,
             secret_overlap_seconds: 86_400,
@@ -613,8 +656,36 @@ impl Settings {
             bail!("idempotency_lease_seconds must be positive");
         }
         self.webhooks.schedule()?;
-        if self.webhooks.workers == 0 || self.webhooks.batch == 0 || self.webhooks.poll_ms == 0 {
-            bail!("webhook workers, batch and poll_ms must be positive");
+        let w = &self.webhooks;
+        if [
+            w.workers,
+            w.batch,
+            w.endpoint_in_flight,
+            w.terminal_in_flight,
+            w.circuit_failures,
+            w.max_endpoints,
+            w.redeliveries_per_event_per_hour,
+            w.redeliveries_per_terminal_per_hour,
+        ]
+        .contains(&0)
+            || [w.poll_ms, w.timeout_ms, w.connect_timeout_ms].contains(&0)
+        {
+            bail!("every CHECKOUT__WEBHOOKS__ count, limit and time-out must be positive");
+        }
+        if w.terminal_in_flight >= w.workers {
+            bail!(
+                "CHECKOUT__WEBHOOKS__TERMINAL_IN_FLIGHT must be below CHECKOUT__WEBHOOKS__WORKERS, \
+                 so that one terminal never takes every attempt slot of an instance"
+            );
+        }
+        if w.circuit_open_seconds > w.circuit_max_open_seconds {
+            bail!("CHECKOUT__WEBHOOKS__CIRCUIT_OPEN_SECONDS must be at most __CIRCUIT_MAX_OPEN_SECONDS");
+        }
+        if w.private_targets == Some(true) && !self.served_on_loopback() {
+            bail!(
+                "CHECKOUT__WEBHOOKS__PRIVATE_TARGETS can be on only in a sandbox served on loopback \
+                 (no public base URL): a hosted sandbox must not post to its own network"
+            );
         }
         let c = &self.checkout;
         if c.link_expiration_min_minutes > c.link_expiration_max_minutes
@@ -700,6 +771,32 @@ impl Settings {
         self.security
             .swagger_ui
             .unwrap_or(self.environment == Environment::Sandbox)
+    }
+
+    /// True for a sandbox that only its own machine reaches: it listens on a loopback
+    /// address, and its public base URL (if set) names a loopback host.
+    pub fn served_on_loopback(&self) -> bool {
+        fn loopback(host: &str) -> bool {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            host.eq_ignore_ascii_case("localhost")
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }
+        let base_is_loopback = match &self.server.public_base_url {
+            None => true,
+            Some(base) => url::Url::parse(base)
+                .ok()
+                .and_then(|u| u.host_str().map(loopback))
+                .unwrap_or(false),
+        };
+        self.environment == Environment::Sandbox && loopback(&self.server.host) && base_is_loopback
+    }
+
+    /// Whether webhook URLs may point at loopback and private addresses: as set, else in a
+    /// sandbox served on loopback; never elsewhere (`validate` refuses it on).
+    pub fn webhook_private_targets(&self) -> bool {
+        self.served_on_loopback() && self.webhooks.private_targets.unwrap_or(true)
     }
 
     /// The token issuer.
@@ -810,8 +907,8 @@ mod tests {
 
     #[test]
     fn a_section_set_in_part_keeps_the_defaults_of_its_other_fields() {
-        let s = Settings::from_sources(vars(&[("CHECKOUT__WEBHOOKS__WORKERS", "2")])).unwrap();
-        assert_eq!((s.webhooks.workers, s.webhooks.batch), (2, 4));
+        let s = Settings::from_sources(vars(&[("CHECKOUT__WEBHOOKS__WORKERS", "20")])).unwrap();
+        assert_eq!((s.webhooks.workers, s.webhooks.batch), (20, 8));
         assert_eq!(
             s.webhooks.schedule().unwrap(),
             WebhookSettings::default().schedule().unwrap()
@@ -861,6 +958,69 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(err.to_string().contains("sandbox card processor"));
+    }
+
+    #[test]
+    fn one_terminal_never_takes_every_webhook_slot_of_an_instance() {
+        let s = Settings::from_sources(vars(&[])).unwrap();
+        assert!(s.webhooks.terminal_in_flight < s.webhooks.workers);
+        let err =
+            Settings::from_sources(vars(&[("CHECKOUT__WEBHOOKS__WORKERS", "8")])).unwrap_err();
+        assert!(err.to_string().contains("TERMINAL_IN_FLIGHT"), "{err}");
+        assert!(
+            Settings::from_sources(vars(&[("CHECKOUT__WEBHOOKS__MAX_ENDPOINTS", "0")])).is_err()
+        );
+    }
+
+    #[test]
+    fn private_webhook_targets_only_in_a_sandbox_served_on_loopback() {
+        let on = |pairs: &[(&str, &str)]| {
+            Settings::from_sources(vars(pairs))
+                .unwrap()
+                .webhook_private_targets()
+        };
+        // The sandbox the README starts.
+        assert!(on(&[]));
+        assert!(on(&[(
+            "CHECKOUT__SERVER__PUBLIC_BASE_URL",
+            "http://localhost:8080"
+        )]));
+        assert!(on(&[("CHECKOUT__SERVER__HOST", "::1")]));
+        // Turned off by hand.
+        assert!(!on(&[("CHECKOUT__WEBHOOKS__PRIVATE_TARGETS", "false")]));
+        // A hosted sandbox: off, and it cannot be turned on.
+        for hosted in [
+            vec![(
+                "CHECKOUT__SERVER__PUBLIC_BASE_URL",
+                "https://sandbox.pay.example",
+            )],
+            vec![("CHECKOUT__SERVER__HOST", "0.0.0.0")],
+        ] {
+            assert!(!on(&hosted), "{hosted:?}");
+            let mut forced = hosted.clone();
+            forced.push(("CHECKOUT__WEBHOOKS__PRIVATE_TARGETS", "true"));
+            let err = Settings::from_sources(vars(&forced)).unwrap_err();
+            assert!(err.to_string().contains("PRIVATE_TARGETS"), "{err}");
+        }
+        // Production: never.
+        let production = vars(&[
+            ("CHECKOUT__ENVIRONMENT", "production"),
+            ("DATABASE_URL", "postgres://db/checkout"),
+            ("CHECKOUT__IDENTITY__KEY_FILE", "/etc/checkout/key.pem"),
+            ("CHECKOUT__SERVER__PUBLIC_BASE_URL", "http://127.0.0.1:8080"),
+            ("CHECKOUT__PROCESSOR__KIND", "stripe"),
+            (
+                "CHECKOUT__PROCESSOR__STRIPE_BASE_URL",
+                "https://api.stripe.com",
+            ),
+            ("CHECKOUT__PROCESSOR__STRIPE_API_KEY", "sk_live_x"),
+        ]);
+        assert!(!Settings::from_sources(production.clone())
+            .unwrap()
+            .webhook_private_targets());
+        let mut forced = production;
+        forced.push(("CHECKOUT__WEBHOOKS__PRIVATE_TARGETS".into(), "true".into()));
+        assert!(Settings::from_sources(forced).is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use checkout_domain::usecases::{
     ExpiryBounds, IdempotencyPolicy, ReconcilePolicy, WebhookPolicy, WebhookPorts, Webhooks,
 };
 use checkout_domain::values::CallbackRule;
+use checkout_domain::webhooks::{CircuitPolicy, FairShare, RedeliveryLimits};
 use checkout_domain::{Checkout, CheckoutPolicy, Ports};
 use checkout_http::dto::JsonEventEncoder;
 use checkout_identity::{
@@ -60,7 +61,8 @@ pub fn signing_key(settings: &Settings) -> anyhow::Result<SigningKey> {
 
 /// The webhook use cases over Postgres and the webhook adapter: secrets sealed under a key
 /// derived from the signing key (every instance sharing the key opens them), URLs checked
-/// by the environment's rules.
+/// by the environment's rules (loopback and private targets only in a sandbox served on
+/// loopback), the fair share, circuit and limits of the settings.
 pub fn wire_webhooks(
     settings: &Settings,
     key: &SigningKey,
@@ -68,13 +70,18 @@ pub fn wire_webhooks(
 ) -> anyhow::Result<Webhooks> {
     let vault = SecretBox::new(&derive_secret(key, "hosted-checkout webhook secrets v1"))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let policy = UrlPolicy::new(settings.environment);
-    let timeout = std::time::Duration::from_millis(settings.webhooks.timeout_ms);
-    let adapter = Arc::new(WebhookAdapter::new(
-        WebhookSender::new(policy, timeout),
-        vault,
-    ));
-    let batch = settings.webhooks.batch;
+    let w = &settings.webhooks;
+    let policy = UrlPolicy::new(settings.environment)
+        .with_private_targets(settings.webhook_private_targets());
+    let sender = WebhookSender::new(policy, std::time::Duration::from_millis(w.timeout_ms))
+        .with_connect_timeout(std::time::Duration::from_millis(w.connect_timeout_ms));
+    // A claim is leased for one attempt: its lookup and answer time-outs, and a margin for
+    // the database round trips.
+    let lease = Duration::try_from(sender.max_attempt())
+        .unwrap_or(Duration::MINUTE)
+        .saturating_add(Duration::seconds(5));
+    let adapter = Arc::new(WebhookAdapter::new(sender, vault));
+    let scaled = |seconds: u64| Duration::seconds_f64(seconds as f64 * w.time_scale);
     Ok(Webhooks::new(
         WebhookPorts {
             store: Arc::new(store),
@@ -85,15 +92,28 @@ pub fn wire_webhooks(
             ids: Arc::new(RandomIds),
         },
         WebhookPolicy {
-            schedule: settings.webhooks.schedule()?,
-            secret_overlap: Duration::seconds(i64::from(settings.webhooks.secret_overlap_seconds)),
-            batch,
-            // Every attempt of a batch may time out; a margin for the database round trips.
-            lease: Duration::milliseconds(
-                i64::try_from(settings.webhooks.timeout_ms).unwrap_or(i64::MAX / 4)
-                    * (i64::from(batch) + 1)
-                    + 5_000,
-            ),
+            schedule: w.schedule()?,
+            secret_overlap: Duration::seconds(i64::from(w.secret_overlap_seconds)),
+            batch: w.batch,
+            lease,
+            share: FairShare {
+                per_endpoint: w.endpoint_in_flight,
+                per_terminal: w.terminal_in_flight,
+            },
+            circuit: CircuitPolicy {
+                failures_to_open: w.circuit_failures,
+                first_open: scaled(w.circuit_open_seconds),
+                max_open: scaled(w.circuit_max_open_seconds),
+                disable_after: Duration::seconds(
+                    i64::try_from(w.disable_after_seconds).unwrap_or(i64::MAX / 4),
+                ),
+            },
+            max_endpoints: w.max_endpoints,
+            redeliveries: RedeliveryLimits {
+                window: Duration::HOUR,
+                per_event: w.redeliveries_per_event_per_hour,
+                per_terminal: w.redeliveries_per_terminal_per_hour,
+            },
         },
     ))
 }

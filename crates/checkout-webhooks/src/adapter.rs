@@ -72,7 +72,7 @@ impl WebhookTransport for WebhookAdapter {
             DeliveryOutcome::Responded {
                 status,
                 body_excerpt,
-            } => (Some(status), None, Some(body_excerpt)),
+            } => (Some(status), None, body_excerpt),
             DeliveryOutcome::Failed(e) => (None, Some(e.to_string()), None),
         };
         AttemptResult {

@@ -5,6 +5,14 @@
 //! them, with no other name resolution, no proxy and no connection pool), so that a host
 //! re-pointed after the check (DNS rebinding) cannot move the connection. Redirects are never
 //! followed; any 2xx is delivered; everything else, and every network error, is not.
+//!
+//! An attempt has three time limits: the lookup (the URL policy's), then, from the end of the
+//! lookup, the connection (TCP and TLS: a host that does not accept connections is given up
+//! after the connect time-out, a few seconds) within the answer time-out (the status and the
+//! first bytes of the body, 15 s by default). No
+//! byte of the answer's body is kept when the address connected to is loopback or private:
+//! where such targets are allowed (a sandbox on loopback), the deliveries log must not become
+//! a way to read the host's other services.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -32,6 +40,11 @@ pub const EXCERPT_BYTES: usize = 256;
 pub struct WebhookSender {
     policy: UrlPolicy,
     timeout: Duration,
+    connect_timeout: Duration,
+    /// This crate's tests only: read the body of loopback answers as if they were public (the
+    /// only receivers a test can run are on loopback).
+    #[cfg(test)]
+    read_internal_bodies: bool,
 }
 
 /// What one delivery attempt did.
@@ -53,8 +66,9 @@ pub enum DeliveryOutcome {
         /// The HTTP status.
         status: u16,
         /// The first [`EXCERPT_BYTES`] bytes of the answer's body, as lossy UTF-8, with tabs
-        /// and line breaks turned into spaces and other control characters removed.
-        body_excerpt: String,
+        /// and line breaks turned into spaces and other control characters removed; `None`
+        /// when the receiver's address is loopback or private (its body is never read).
+        body_excerpt: Option<String>,
     },
     /// No answer.
     Failed(DeliveryError),
@@ -69,9 +83,12 @@ pub enum DeliveryError {
     /// Not sent: the message cannot be signed (bad message id, no secret).
     #[error("not sent: {0}")]
     Unsigned(SignError),
-    /// No answer within the sender's timeout.
+    /// No answer within the sender's answer time-out.
     #[error("no answer within {} ms", .0.as_millis())]
     Timeout(Duration),
+    /// No connection within the sender's connect time-out.
+    #[error("cannot connect within {} ms", .0.as_millis())]
+    ConnectTimeout(Duration),
     /// The connection could not be made (refused, unreachable, TLS handshake failed).
     #[error("cannot connect: {0}")]
     Connect(String),
@@ -94,10 +111,10 @@ impl DeliveryReport {
         }
     }
 
-    /// The answer's first bytes, if there was an answer.
+    /// The answer's first bytes, if there was an answer and they were kept.
     pub fn body_excerpt(&self) -> Option<&str> {
         match &self.outcome {
-            DeliveryOutcome::Responded { body_excerpt, .. } => Some(body_excerpt),
+            DeliveryOutcome::Responded { body_excerpt, .. } => body_excerpt.as_deref(),
             DeliveryOutcome::Failed(_) => None,
         }
     }
@@ -117,21 +134,41 @@ impl fmt::Display for DeliveryReport {
         match &self.outcome {
             DeliveryOutcome::Responded {
                 status,
-                body_excerpt,
+                body_excerpt: Some(body_excerpt),
             } => write!(f, "HTTP {status} after {ms} ms: {body_excerpt:?}"),
+            DeliveryOutcome::Responded {
+                status,
+                body_excerpt: None,
+            } => write!(f, "HTTP {status} after {ms} ms (body not kept)"),
             DeliveryOutcome::Failed(error) => write!(f, "{error} (after {ms} ms)"),
         }
     }
 }
 
 impl WebhookSender {
-    /// The timeout the specification recommends (15 to 30 s).
+    /// The answer time-out the specification recommends (15 to 30 s).
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+    /// The default connect time-out: a TCP and TLS handshake with a host that answers takes
+    /// well under a second; 3 s leaves room for one lost SYN (retransmitted after 1 s).
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
-    /// A sender under `policy` whose attempts (lookup, connection, request, the answer's
-    /// status and excerpt) each end within `timeout`.
+    /// A sender under `policy` whose attempts wait at most `timeout` for the answer (its
+    /// status and excerpt, counted from the end of the lookup), and at most
+    /// [`WebhookSender::DEFAULT_CONNECT_TIMEOUT`] of it for the connection.
     pub fn new(policy: UrlPolicy, timeout: Duration) -> WebhookSender {
-        WebhookSender { policy, timeout }
+        WebhookSender {
+            policy,
+            timeout,
+            connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
+            #[cfg(test)]
+            read_internal_bodies: false,
+        }
+    }
+
+    /// The same sender with another connect time-out (TCP and TLS handshakes).
+    pub fn with_connect_timeout(mut self, connect_timeout: Duration) -> WebhookSender {
+        self.connect_timeout = connect_timeout;
+        self
     }
 
     /// The URL policy.
@@ -139,9 +176,19 @@ impl WebhookSender {
         &self.policy
     }
 
-    /// The timeout of one attempt.
+    /// The answer time-out of one attempt.
     pub fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// The connect time-out of one attempt.
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// The longest one attempt may take: its lookup and answer time-outs.
+    pub fn max_attempt(&self) -> Duration {
+        self.policy.lookup_timeout() + self.timeout
     }
 
     /// Posts `body` (exactly these bytes) to `target` with the Standard Webhooks headers for
@@ -188,10 +235,7 @@ impl WebhookSender {
             signed_body,
             secrets,
         ) {
-            Ok(headers) => {
-                self.post(target, &headers, sent_body, started + self.timeout)
-                    .await
-            }
+            Ok(headers) => self.post(target, &headers, sent_body).await,
             Err(error) => DeliveryOutcome::Failed(DeliveryError::Unsigned(error)),
         };
         let report = DeliveryReport {
@@ -211,20 +255,20 @@ impl WebhookSender {
         report
     }
 
-    async fn post(
-        &self,
-        url: &Url,
-        headers: &WebhookHeaders,
-        body: &[u8],
-        deadline: Instant,
-    ) -> DeliveryOutcome {
+    async fn post(&self, url: &Url, headers: &WebhookHeaders, body: &[u8]) -> DeliveryOutcome {
         let failed = DeliveryOutcome::Failed;
-        let checked = match timeout_at(deadline, self.policy.resolve(url)).await {
-            Ok(Ok(checked)) => checked,
-            Ok(Err(error)) => return failed(DeliveryError::Refused(error)),
-            Err(_) => return failed(DeliveryError::Timeout(self.timeout)),
+        // The lookup ends within the policy's own time-out.
+        let checked = match self.policy.resolve(url).await {
+            Ok(checked) => checked,
+            Err(error) => return failed(DeliveryError::Refused(error)),
         };
-        let client = match pinned_client(&checked) {
+        // The connection has its own, shorter time-out (in the client), within the answer's.
+        let deadline = Instant::now() + self.timeout;
+        #[cfg(not(test))]
+        let keep_body = !checked.internal();
+        #[cfg(test)]
+        let keep_body = self.read_internal_bodies || !checked.internal();
+        let client = match pinned_client(&checked, self.connect_timeout) {
             Ok(client) => client,
             Err(error) => return failed(DeliveryError::Connect(describe(error))),
         };
@@ -236,16 +280,26 @@ impl WebhookSender {
         }
         let mut response = match timeout_at(deadline, request.body(body.to_vec()).send()).await {
             Ok(Ok(response)) => response,
-            Ok(Err(error)) if error.is_timeout() => {
-                return failed(DeliveryError::Timeout(self.timeout))
+            Ok(Err(error)) if error.is_connect() && error.is_timeout() => {
+                return failed(DeliveryError::ConnectTimeout(self.connect_timeout))
             }
             Ok(Err(error)) if error.is_connect() => {
                 return failed(DeliveryError::Connect(describe(error)))
+            }
+            Ok(Err(error)) if error.is_timeout() => {
+                return failed(DeliveryError::Timeout(self.timeout))
             }
             Ok(Err(error)) => return failed(DeliveryError::Network(describe(error))),
             Err(_) => return failed(DeliveryError::Timeout(self.timeout)),
         };
         let status = response.status().as_u16();
+        if !keep_body {
+            // Loopback or private: the status only, never a byte of what the host answered.
+            return DeliveryOutcome::Responded {
+                status,
+                body_excerpt: None,
+            };
+        }
         // Only the first bytes are read; a body that is slow or endless is cut at the deadline
         // or at EXCERPT_BYTES, and the connection is dropped with the client.
         let mut first = Vec::new();
@@ -257,15 +311,19 @@ impl WebhookSender {
         }
         DeliveryOutcome::Responded {
             status,
-            body_excerpt: excerpt(&first),
+            body_excerpt: Some(excerpt(&first)),
         }
     }
 }
 
-/// A client for one delivery: no redirects, no proxy, no pool, and no name resolution except
-/// the checked addresses of the target's host.
-fn pinned_client(target: &CheckedTarget) -> reqwest::Result<reqwest::Client> {
+/// A client for one delivery: no redirects, no proxy, no pool, no name resolution except the
+/// checked addresses of the target's host, and `connect_timeout` on the TCP and TLS handshakes.
+fn pinned_client(
+    target: &CheckedTarget,
+    connect_timeout: Duration,
+) -> reqwest::Result<reqwest::Client> {
     let mut builder = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .user_agent(USER_AGENT)
@@ -337,6 +395,14 @@ mod tests {
         WebhookSender::new(UrlPolicy::new(Environment::Sandbox), timeout)
     }
 
+    /// A sandbox sender that reads loopback answers' bodies, to test the excerpt.
+    fn reading(timeout: Duration) -> WebhookSender {
+        WebhookSender {
+            read_internal_bodies: true,
+            ..sandbox(timeout)
+        }
+    }
+
     /// A one-shot raw HTTP server on loopback that answers `answer` and hands back the request.
     async fn one_shot(ip: &str, answer: &'static [u8]) -> (u16, tokio::task::JoinHandle<Vec<u8>>) {
         let listener = TcpListener::bind((ip, 0)).await.unwrap();
@@ -394,7 +460,7 @@ mod tests {
             duration: Duration::from_millis(12),
             outcome: DeliveryOutcome::Responded {
                 status: 204,
-                body_excerpt: String::new(),
+                body_excerpt: Some(String::new()),
             },
         };
         assert!(ok.delivered());
@@ -404,7 +470,7 @@ mod tests {
             let mut r = ok.clone();
             r.outcome = DeliveryOutcome::Responded {
                 status,
-                body_excerpt: "x".into(),
+                body_excerpt: Some("x".into()),
             };
             assert!(!r.delivered(), "{status}");
         }
@@ -432,7 +498,7 @@ mod tests {
         let url: Url = format!("http://127.0.0.1:{port}/hooks?m=1")
             .parse()
             .unwrap();
-        let report = sandbox(Duration::from_secs(5))
+        let report = reading(Duration::from_secs(5))
             .deliver(&url, "e1", body, &secrets)
             .await;
         assert!(report.delivered(), "{report}");
@@ -589,11 +655,73 @@ mod tests {
             }
         });
         let url: Url = format!("http://127.0.0.1:{port}/").parse().unwrap();
-        let report = sandbox(Duration::from_secs(5))
+        let report = reading(Duration::from_secs(5))
             .deliver(&url, "e1", b"{}", &[secret()])
             .await;
         assert_eq!(report.status(), Some(500));
         assert_eq!(report.body_excerpt().unwrap(), "e".repeat(EXCERPT_BYTES));
         assert!(report.duration < Duration::from_secs(4), "{report}");
+    }
+
+    #[tokio::test]
+    async fn no_byte_of_a_loopback_answer_is_kept() {
+        for ip in ["127.0.0.1", "127.0.0.2"] {
+            let (port, server) = one_shot(
+                ip,
+                b"HTTP/1.1 200 OK\r\ncontent-length: 21\r\n\r\nINTERNAL-TOKEN-abc123",
+            )
+            .await;
+            let url: Url = format!("http://{ip}:{port}/").parse().unwrap();
+            let report = sandbox(Duration::from_secs(5))
+                .deliver(&url, "e1", b"{}", &[secret()])
+                .await;
+            assert_eq!(report.status(), Some(200), "{report}");
+            assert_eq!(report.body_excerpt(), None, "{report}");
+            assert!(!report.to_string().contains("INTERNAL"), "{report}");
+            server.await.unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_host_that_takes_no_connection_is_given_up_at_the_connect_time_out() {
+        // A listener whose backlog is full: further SYNs are not answered, so a connection
+        // neither succeeds nor is refused (on Linux, the SYN is dropped).
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mut held = Vec::new();
+        for _ in 0..5000 {
+            if let Ok(Ok(stream)) = tokio::time::timeout(
+                Duration::from_millis(50),
+                tokio::net::TcpStream::connect(("127.0.0.1", port)),
+            )
+            .await
+            {
+                held.push(stream);
+            } else {
+                break;
+            }
+        }
+        let sender =
+            sandbox(Duration::from_secs(10)).with_connect_timeout(Duration::from_millis(300));
+        let url: Url = format!("http://127.0.0.1:{port}/").parse().unwrap();
+        let report = sender.deliver(&url, "e1", b"{}", &[secret()]).await;
+        drop((listener, held));
+        eprintln!("a full backlog: {report}");
+        match report.error() {
+            Some(DeliveryError::ConnectTimeout(limit)) => {
+                assert_eq!(*limit, Duration::from_millis(300));
+                assert!(report.duration < Duration::from_secs(3), "{report}");
+                assert_eq!(
+                    report.error().unwrap().to_string(),
+                    "cannot connect within 300 ms"
+                );
+            }
+            // Where the stack answers a full backlog with a reset, the connect is refused
+            // quickly: the point (no wait for the answer time-out) holds either way.
+            Some(DeliveryError::Connect(_)) => {
+                assert!(report.duration < Duration::from_secs(3), "{report}")
+            }
+            other => panic!("{other:?}: {report}"),
+        }
     }
 }

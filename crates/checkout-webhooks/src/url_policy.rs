@@ -2,6 +2,11 @@
 //! its host resolves to. Checked when a URL is saved ([`UrlPolicy::check`]) and again on every
 //! delivery ([`UrlPolicy::resolve`], whose addresses the sender then connects to, and only
 //! them), so that a host that later resolves somewhere internal is refused then.
+//!
+//! Only public addresses are allowed, over `https`, unless the policy allows private targets
+//! ([`UrlPolicy::with_private_targets`]): a sandbox served on loopback, for a developer's own
+//! receiver, may also post to loopback and private addresses (plain `http` too, to `localhost`
+//! or such an address). Production never does, whatever it is told.
 
 use std::fmt;
 use std::future::Future;
@@ -170,8 +175,10 @@ pub enum UrlError {
     /// Plain `http` where the environment wants `https`.
     #[error("must use https")]
     NotHttps,
-    /// Plain `http` in the sandbox to a host that is not loopback.
-    #[error("must use https (plain http is accepted only to localhost in the sandbox)")]
+    /// Plain `http` to a host that is not loopback or private, where those are allowed.
+    #[error(
+        "must use https (plain http is accepted only to localhost or a private address, in a sandbox served on loopback)"
+    )]
     HttpNotLoopback,
     /// Carries a user name or password.
     #[error("must not contain a user name or password")]
@@ -229,10 +236,27 @@ pub struct CheckedTarget {
     pub pinned: Option<(String, Vec<IpAddr>)>,
 }
 
+impl CheckedTarget {
+    /// True when the connection may go to a loopback or private address (one of the host's
+    /// addresses is, or the host is such a literal): what it answers is the host's own
+    /// network's, and its body is never kept.
+    pub fn internal(&self) -> bool {
+        match &self.pinned {
+            Some((_, addresses)) => addresses.iter().any(|ip| is_internal(*ip)),
+            None => match self.url.host() {
+                Some(Host::Ipv4(ip)) => is_internal(IpAddr::V4(ip)),
+                Some(Host::Ipv6(ip)) => is_internal(IpAddr::V6(ip)),
+                _ => false,
+            },
+        }
+    }
+}
+
 /// The webhook URL rules of one environment.
 #[derive(Clone)]
 pub struct UrlPolicy {
     environment: Environment,
+    private_targets: bool,
     resolver: Arc<dyn Resolve>,
     lookup_timeout: Duration,
 }
@@ -241,6 +265,7 @@ impl fmt::Debug for UrlPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UrlPolicy")
             .field("environment", &self.environment)
+            .field("private_targets", &self.private_targets)
             .field("lookup_timeout", &self.lookup_timeout)
             .finish_non_exhaustive()
     }
@@ -252,13 +277,32 @@ impl UrlPolicy {
     /// How long a host name lookup may take by default.
     pub const DEFAULT_LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
 
-    /// The rules of `environment`, with the system's resolver.
+    /// The rules of `environment`, with the system's resolver: the sandbox allows loopback and
+    /// private targets (as a sandbox served on loopback does), production does not.
     pub fn new(environment: Environment) -> UrlPolicy {
         UrlPolicy {
             environment,
+            private_targets: environment == Environment::Sandbox,
             resolver: Arc::new(SystemResolver),
             lookup_timeout: Self::DEFAULT_LOOKUP_TIMEOUT,
         }
+    }
+
+    /// The same rules allowing, or not, loopback and private targets (and plain `http` to
+    /// them). Production never allows them: `allowed` is ignored there.
+    pub fn with_private_targets(mut self, allowed: bool) -> UrlPolicy {
+        self.private_targets = allowed && self.environment == Environment::Sandbox;
+        self
+    }
+
+    /// Whether loopback and private targets are allowed.
+    pub fn private_targets(&self) -> bool {
+        self.private_targets
+    }
+
+    /// How long a host name lookup may take.
+    pub fn lookup_timeout(&self) -> Duration {
+        self.lookup_timeout
     }
 
     /// The same rules with another resolver.
@@ -308,12 +352,11 @@ impl UrlPolicy {
             return Err(UrlError::Fragment);
         }
         if plain_http {
-            match self.environment {
-                Environment::Production => return Err(UrlError::NotHttps),
-                Environment::Sandbox if !is_loopback_host(&host) => {
-                    return Err(UrlError::HttpNotLoopback)
-                }
-                Environment::Sandbox => {}
+            if !self.private_targets {
+                return Err(UrlError::NotHttps);
+            }
+            if !is_internal_host(&host) {
+                return Err(UrlError::HttpNotLoopback);
             }
         }
         match host {
@@ -323,14 +366,15 @@ impl UrlPolicy {
         }
     }
 
-    /// Whether a connection may go to `ip`: a public address; in the sandbox also loopback. For
-    /// plain `http` (sandbox only) the address must be loopback.
+    /// Whether a connection may go to `ip`: a public address; also loopback and private ones
+    /// where private targets are allowed. For plain `http` (allowed only with private targets)
+    /// the address must be loopback or private.
     pub fn check_address(&self, plain_http: bool, ip: IpAddr) -> Result<(), UrlError> {
         let kind = AddressKind::of(ip);
-        let allowed = match (self.environment, kind) {
-            (Environment::Sandbox, AddressKind::Loopback) => true,
-            (_, AddressKind::Public) if plain_http => return Err(UrlError::HttpNotLoopback),
-            (_, AddressKind::Public) => true,
+        let allowed = match kind {
+            AddressKind::Loopback | AddressKind::Private => self.private_targets,
+            AddressKind::Public if plain_http => return Err(UrlError::HttpNotLoopback),
+            AddressKind::Public => true,
             _ => false,
         };
         if allowed {
@@ -376,17 +420,25 @@ impl UrlPolicy {
     }
 }
 
-/// `localhost` (and names under it, RFC 6761), or a loopback IP literal.
-fn is_loopback_host(host: &Host<&str>) -> bool {
+/// `localhost` (and names under it, RFC 6761), or a loopback or private IP literal.
+fn is_internal_host(host: &Host<&str>) -> bool {
     match host {
         Host::Domain(name) => {
             let name = name.trim_end_matches('.');
             name.eq_ignore_ascii_case("localhost")
                 || name.to_ascii_lowercase().ends_with(".localhost")
         }
-        Host::Ipv4(ip) => ip.is_loopback(),
-        Host::Ipv6(ip) => ip.is_loopback(),
+        Host::Ipv4(ip) => is_internal(IpAddr::V4(*ip)),
+        Host::Ipv6(ip) => is_internal(IpAddr::V6(*ip)),
     }
+}
+
+/// A loopback or private address.
+fn is_internal(ip: IpAddr) -> bool {
+    matches!(
+        AddressKind::of(ip),
+        AddressKind::Loopback | AddressKind::Private
+    )
 }
 
 /// A resolver that answers from a fixed table, for tests: a name it does not know does not
@@ -570,8 +622,9 @@ mod tests {
     }
 
     #[test]
-    fn the_sandbox_also_takes_loopback() {
+    fn a_sandbox_on_loopback_also_takes_loopback_and_private_addresses() {
         let s = sandbox();
+        assert!(s.private_targets());
         for url in [
             "http://localhost:3000/hooks",
             "http://LOCALHOST./hooks",
@@ -582,6 +635,9 @@ mod tests {
             "https://localhost/hooks",
             "https://127.0.0.1/hooks",
             "https://merchant.example/hooks",
+            "http://10.0.0.1/",
+            "https://192.168.1.20:8443/hooks",
+            "http://[fd00::5]/hooks",
         ] {
             assert!(s.parse(url).is_ok(), "{url}");
         }
@@ -590,24 +646,62 @@ mod tests {
             Err(UrlError::HttpNotLoopback)
         );
         assert_eq!(s.parse("http://8.8.8.8/"), Err(UrlError::HttpNotLoopback));
-        assert!(matches!(
-            s.parse("http://10.0.0.1/"),
-            Err(UrlError::HttpNotLoopback)
-        ));
-        assert!(matches!(
-            s.parse("https://10.0.0.1/"),
-            Err(UrlError::ForbiddenAddress {
-                kind: AddressKind::Private,
-                ..
-            })
-        ));
-        assert!(matches!(
-            s.parse("https://169.254.169.254/"),
-            Err(UrlError::ForbiddenAddress {
-                kind: AddressKind::LinkLocal,
-                ..
-            })
-        ));
+        for (url, kind) in [
+            ("https://169.254.169.254/", AddressKind::LinkLocal),
+            ("http://169.254.169.254/", AddressKind::LinkLocal),
+            ("https://100.64.1.1/", AddressKind::SharedAddressSpace),
+            ("https://0.0.0.0/", AddressKind::Unspecified),
+        ] {
+            match s.parse(url) {
+                Err(UrlError::ForbiddenAddress { kind: k, .. }) => assert_eq!(k, kind, "{url}"),
+                Err(UrlError::HttpNotLoopback) if url.starts_with("http:") => {}
+                other => panic!("{url}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_hosted_sandbox_takes_what_production_takes() {
+        let hosted = sandbox().with_private_targets(false);
+        assert!(!hosted.private_targets());
+        assert!(hosted.parse("https://merchant.example/hooks").is_ok());
+        assert!(hosted.parse("https://8.8.8.8:8443/hooks").is_ok());
+        for url in [
+            "http://localhost:3000/hooks",
+            "http://127.0.0.1/",
+            "http://10.0.0.1/",
+        ] {
+            assert_eq!(hosted.parse(url), Err(UrlError::NotHttps), "{url}");
+        }
+        for (url, kind) in [
+            ("https://127.0.0.1/", AddressKind::Loopback),
+            ("https://[::1]/", AddressKind::Loopback),
+            ("https://10.0.0.1/", AddressKind::Private),
+            ("https://[fd00::5]/", AddressKind::Private),
+        ] {
+            match hosted.parse(url) {
+                Err(UrlError::ForbiddenAddress { kind: k, .. }) => assert_eq!(k, kind, "{url}"),
+                other => panic!("{url}: {other:?}"),
+            }
+        }
+        // Production refuses them whatever it is told.
+        let p = production().with_private_targets(true);
+        assert!(!p.private_targets());
+        assert!(p.parse("https://127.0.0.1/").is_err());
+        assert_eq!(p.parse("http://localhost/"), Err(UrlError::NotHttps));
+    }
+
+    #[test]
+    fn a_target_is_internal_when_any_of_its_addresses_is_loopback_or_private() {
+        let target = |url: &str, pinned: Option<&[&str]>| CheckedTarget {
+            url: Url::parse(url).unwrap(),
+            pinned: pinned.map(|ips| ("h.example".to_owned(), ips.iter().map(|a| ip(a)).collect())),
+        };
+        assert!(target("http://127.0.0.1:9/", None).internal());
+        assert!(target("http://[fd00::1]/", None).internal());
+        assert!(!target("https://8.8.8.8/", None).internal());
+        assert!(target("http://h.example/", Some(&["93.184.216.34", "10.0.0.1"])).internal());
+        assert!(!target("https://h.example/", Some(&["93.184.216.34"])).internal());
     }
 
     #[tokio::test]
@@ -673,10 +767,22 @@ mod tests {
         let s = sandbox().with_resolver(resolver.clone());
         assert!(s.check("http://localhost:8080/").await.is_ok());
         assert!(s.check("https://public.example/").await.is_ok());
+        let rebound = s.check("http://rebound.localhost/").await.unwrap();
+        assert!(s.resolve(&rebound).await.unwrap().internal());
         assert!(matches!(
-            s.check("http://rebound.localhost/").await,
+            s.check("https://metadata.example/").await,
             Err(UrlError::ForbiddenAddress {
-                kind: AddressKind::Private,
+                kind: AddressKind::LinkLocal,
+                ..
+            })
+        ));
+        let hosted = sandbox()
+            .with_private_targets(false)
+            .with_resolver(resolver.clone());
+        assert!(matches!(
+            hosted.check("https://localhost/").await,
+            Err(UrlError::ForbiddenAddress {
+                kind: AddressKind::Loopback,
                 ..
             })
         ));

@@ -105,7 +105,8 @@ async fn the_library_verifies_a_delivery() {
         .await;
     assert!(report.delivered(), "{report}");
     assert_eq!(report.status(), Some(200));
-    assert_eq!(report.body_excerpt(), Some("received"));
+    // The receiver is on loopback: not a byte of its answer is kept.
+    assert_eq!(report.body_excerpt(), None);
     assert!(report.error().is_none());
 
     let record = only_record(&receiver, id);
@@ -228,7 +229,11 @@ async fn a_500_is_not_delivered_and_its_status_is_reported() {
         .await;
     assert!(!report.delivered());
     assert_eq!(report.status(), Some(500), "{report}");
-    assert_eq!(report.body_excerpt(), Some("receiver failed on purpose"));
+    assert_eq!(
+        report.body_excerpt(),
+        None,
+        "a loopback answer's body is not kept"
+    );
     assert_eq!(verified(&only_record(&receiver, "evt_500")), [true]);
     assert_no_secret(&report, &[&secret]);
 }
@@ -300,7 +305,11 @@ async fn a_redirect_is_not_followed() {
         .await;
     assert!(!report.delivered());
     assert_eq!(report.status(), Some(302), "{report}");
-    assert_eq!(report.body_excerpt(), Some("moved"));
+    assert_eq!(
+        report.body_excerpt(),
+        None,
+        "a loopback answer's body is not kept"
+    );
     // Exactly one request reached the receiver: the redirect's target (/ok) was not asked.
     let records = receiver.requests();
     assert_eq!(records.len(), 1, "{records:?}");
@@ -408,7 +417,7 @@ async fn no_report_or_error_holds_a_secret() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
         l.local_addr().expect("addr").port()
     };
-    let refused = Url::parse("http://10.0.0.1/").expect("url");
+    let refused = Url::parse("http://169.254.169.254/").expect("url");
     let nobody = Url::parse(&format!("http://127.0.0.1:{closed}/")).expect("url");
     reports.push(sender.deliver(&refused, "evt_x", b"{}", &secrets).await);
     reports.push(sender.deliver(&nobody, "evt.x", b"{}", &secrets).await);

@@ -127,6 +127,8 @@ fn is_kept<T>(result: &Result<T, CheckoutError>) -> bool {
             CheckoutError::Unauthenticated(_)
             | CheckoutError::Idempotency(_)
             | CheckoutError::Unavailable(_)
+            | CheckoutError::LimitReached(_)
+            | CheckoutError::TooManyRequests { .. }
             | CheckoutError::Unknown(_),
         ) => false,
     }

@@ -6,6 +6,10 @@ use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use std::fmt;
+use std::str::FromStr;
+
+use super::circuit::{CircuitEvent, EndpointHealth};
 use super::endpoint::SealedSecret;
 use crate::events::{EventType, PaymentEvent};
 
@@ -18,7 +22,7 @@ pub enum DeliveryState {
     Delivered,
     /// Every attempt of the schedule failed.
     Failed,
-    /// The endpoint was deleted before it was delivered.
+    /// The endpoint was deleted, or disabled, before it was delivered.
     Cancelled,
 }
 
@@ -64,6 +68,8 @@ pub struct DueDelivery {
     pub secrets: Vec<SealedSecret>,
     /// The event, with the session as of the event.
     pub event: PaymentEvent,
+    /// The endpoint's health when the delivery was claimed.
+    pub health: EndpointHealth,
 }
 
 /// What one attempt did.
@@ -133,6 +139,74 @@ pub struct DeliveryLog {
     pub redelivery: bool,
     /// Every attempt, oldest first.
     pub attempts: Vec<LoggedAttempt>,
+}
+
+/// Where a page of an endpoint's deliveries log ends: the next page lists the deliveries
+/// queued before it. Opaque to merchants (a number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeliveryCursor(pub u64);
+
+/// A cursor that is not one the service handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not a deliveries cursor")]
+pub struct InvalidDeliveryCursor;
+
+impl FromStr for DeliveryCursor {
+    type Err = InvalidDeliveryCursor;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.is_empty() || s.len() > 19 || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(InvalidDeliveryCursor);
+        }
+        s.parse::<u64>()
+            .map(DeliveryCursor)
+            .map_err(|_| InvalidDeliveryCursor)
+    }
+}
+
+impl fmt::Display for DeliveryCursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// One page of an endpoint's deliveries log, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryPage {
+    /// The deliveries, newest first, each with every attempt.
+    pub deliveries: Vec<DeliveryLog>,
+    /// The position after the last delivery listed (to read on with); `None` when the page
+    /// is empty.
+    pub cursor: Option<DeliveryCursor>,
+    /// True when older deliveries follow.
+    pub has_more: bool,
+}
+
+/// What became of one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// Answered 2xx: the delivery is done.
+    Delivered,
+    /// Failed; another attempt is scheduled.
+    Retrying,
+    /// Failed, and the schedule ran out: failed for good.
+    Failed,
+    /// The result changed nothing: the claim's lease was lost, or the endpoint was deleted or
+    /// disabled meanwhile.
+    Stale,
+}
+
+/// One attempt made by a delivery worker, and what it did to its endpoint's circuit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptReport {
+    /// The delivery attempted.
+    pub delivery: Uuid,
+    /// Its endpoint.
+    pub endpoint: Uuid,
+    /// What became of the delivery.
+    pub outcome: AttemptOutcome,
+    /// What changed in the endpoint's circuit, if anything worth telling.
+    pub circuit: Option<CircuitEvent>,
 }
 
 /// How far behind the delivery workers are.

@@ -5,6 +5,7 @@ use std::fmt;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::circuit::EndpointHealth;
 use crate::error::ValidationErrors;
 use crate::events::EventType;
 use crate::values::TerminalNumber;
@@ -87,6 +88,8 @@ pub struct WebhookEndpoint {
     pub events: EventFilter,
     /// When it was registered.
     pub created_at: OffsetDateTime,
+    /// How it has been answering: its circuit, and whether it is disabled.
+    pub health: EndpointHealth,
 }
 
 /// A signing secret in clear (`whsec_` + base64), shown to the merchant once: at creation and

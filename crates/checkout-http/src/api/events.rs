@@ -16,7 +16,7 @@ const DEFAULT_LIMIT: u32 = 50;
 
 /// The value of the query parameter `name`: `Ok(None)` when absent, an error naming `field`
 /// when it is given more than once.
-fn single<'a>(
+pub(crate) fn single<'a>(
     pairs: &'a [(String, String)],
     name: &str,
     field: &str,
@@ -107,9 +107,11 @@ pub async fn list_events(
 
 /// Redeliver an event.
 ///
-/// Sends one of the caller's events again now: a new delivery to every endpoint that
+/// Sends one of the caller's events again now: a new delivery to every enabled endpoint that
 /// receives its type, with the same `webhook-id` (the event id) and body, followed in each
-/// endpoint's deliveries log.
+/// endpoint's deliveries log. Redeliveries are limited per event and per terminal over a
+/// sliding hour (429 with `Retry-After` past either); to catch up on many events, read
+/// `GET /pay/api/events`.
 #[utoipa::path(
     post,
     path = "/pay/api/events/{id}/redeliver",
@@ -119,6 +121,8 @@ pub async fn list_events(
     responses(
         (status = 202, description = "Queued, due now", body = RedeliveryResponse),
         (status = 404, description = "No such event of the caller's terminal", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 429, description = "Too many redeliveries: of this event (5 an hour by default) or of the terminal's events (100 an hour); nothing queued. `Retry-After` says when one is allowed again", body = ProblemDetails, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds until a redelivery of this event is allowed again"))),
         BearerErrors,
     )
 )]

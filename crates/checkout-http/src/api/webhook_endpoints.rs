@@ -1,14 +1,19 @@
-//! /pay/api/webhook-endpoints: a terminal's webhook endpoints, their secrets and their
-//! deliveries log.
+//! /pay/api/webhook-endpoints: a terminal's webhook endpoints, their secrets, their circuit
+//! (enabling one again) and their deliveries log.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use checkout_domain::usecases::MAX_DELIVERIES_LOGGED;
+use checkout_domain::webhooks::DeliveryCursor;
+use checkout_domain::ValidationErrors;
+use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::api::events::single;
 use crate::auth::Caller;
 use crate::dto::utc_timestamp;
 use crate::dto::{
-    CreatedWebhookEndpointResponse, DeliveryBody, RotatedSecretResponse, WebhookEndpointRequest,
-    WebhookEndpointResponse,
+    CreatedWebhookEndpointResponse, DeliveryPageResponse, RotatedSecretResponse,
+    WebhookEndpointRequest, WebhookEndpointResponse,
 };
 use crate::json_body::JsonBody;
 use crate::openapi::responses::{BearerErrors, JsonBodyErrors};
@@ -28,7 +33,8 @@ fn endpoint_id(raw: &str) -> Result<Uuid, ApiError> {
 /// Register a webhook endpoint.
 ///
 /// Registers a webhook endpoint for the caller's terminal. The answer carries the signing
-/// secret, shown only here.
+/// secret, shown only here. A terminal may have at most 16 endpoints (by default); one
+/// endpoint may receive every event type.
 #[utoipa::path(
     post,
     path = "/pay/api/webhook-endpoints",
@@ -38,6 +44,7 @@ fn endpoint_id(raw: &str) -> Result<Uuid, ApiError> {
     responses(
         (status = 201, description = "The endpoint, with its secret", body = CreatedWebhookEndpointResponse),
         (status = 400, description = "A bad `Url` (not absolute, not https in production, a private address) or `Events`", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "The terminal already has the most endpoints it may have (16 by default); nothing saved", body = ProblemDetails, content_type = "application/problem+json"),
         BearerErrors, JsonBodyErrors,
     )
 )]
@@ -52,7 +59,7 @@ pub async fn create_endpoint(
         .webhooks
         .create_endpoint(&caller.0.terminal, url, request.events.as_deref())
         .await?;
-    let endpoint = WebhookEndpointResponse::new(&created.endpoint);
+    let endpoint = WebhookEndpointResponse::new(&created.endpoint, OffsetDateTime::now_utc());
     Ok(HttpResponse::Created()
         .insert_header(("Cache-Control", "no-store"))
         .json(CreatedWebhookEndpointResponse {
@@ -66,14 +73,15 @@ pub async fn create_endpoint(
 
 /// List webhook endpoints.
 ///
-/// Lists the caller's terminal's webhook endpoints, oldest first (without secrets).
+/// Lists the caller's terminal's webhook endpoints, oldest first (without secrets), each with
+/// its circuit and whether it is disabled.
 #[utoipa::path(
     get,
     path = "/pay/api/webhook-endpoints",
     tag = "Webhooks",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The endpoints", body = [WebhookEndpointResponse], example = json!([{"id": "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77", "url": "https://merchant.example/webhooks", "events": ["*"], "createdDateTime": "2026-11-23T11:30:00Z"}])),
+        (status = 200, description = "The endpoints", body = [WebhookEndpointResponse], example = json!([{"id": "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77", "url": "https://merchant.example/webhooks", "events": ["*"], "createdDateTime": "2026-11-23T11:30:00Z", "enabled": true, "circuit": "closed", "consecutiveFailures": 0}])),
         BearerErrors,
     )
 )]
@@ -82,8 +90,11 @@ pub async fn list_endpoints(
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let endpoints = state.webhooks.list_endpoints(&caller.0.terminal).await?;
-    let body: Vec<WebhookEndpointResponse> =
-        endpoints.iter().map(WebhookEndpointResponse::new).collect();
+    let now = OffsetDateTime::now_utc();
+    let body: Vec<WebhookEndpointResponse> = endpoints
+        .iter()
+        .map(|e| WebhookEndpointResponse::new(e, now))
+        .collect();
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))
         .json(body))
@@ -151,19 +162,65 @@ pub async fn rotate_secret(
         }))
 }
 
+/// Enable a webhook endpoint again.
+///
+/// Enables one of the caller's endpoints with a closed circuit: one disabled after failing for
+/// days gets the events written from now on (the ones written while it was disabled are in
+/// `GET /pay/api/events`, and `POST /pay/api/events/{id}/redeliver` sends one again), and one
+/// whose circuit is open or probing gets its due deliveries at once. Answers the endpoint.
+#[utoipa::path(
+    post,
+    path = "/pay/api/webhook-endpoints/{id}/enable",
+    tag = "Webhooks",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The endpoint id", example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77")),
+    responses(
+        (status = 200, description = "The endpoint, enabled, its circuit closed", body = WebhookEndpointResponse),
+        (status = 404, description = "No such endpoint of the caller's terminal", body = ProblemDetails, content_type = "application/problem+json"),
+        BearerErrors,
+    )
+)]
+pub async fn enable_endpoint(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = endpoint_id(&path)?;
+    let endpoint = state
+        .webhooks
+        .enable_endpoint(&caller.0.terminal, id)
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(WebhookEndpointResponse::new(
+            &endpoint,
+            OffsetDateTime::now_utc(),
+        )))
+}
+
+/// Deliveries per page when `limit` is not given.
+const DEFAULT_LIMIT: u32 = 50;
+
 /// An endpoint's deliveries log.
 ///
-/// The deliveries log of one of the caller's endpoints: its newest 100 deliveries, newest
-/// first, each with every attempt (time, HTTP status or network error, duration, the first
-/// bytes of the answer).
+/// The deliveries log of one of the caller's endpoints, a page at a time, newest first: each
+/// delivery with every attempt (time, HTTP status or network error, duration, the first
+/// bytes of the answer, never kept from a loopback or private address), and the endpoint
+/// itself (whether it is enabled, its circuit, why it was disabled). Pass `cursor` back as
+/// `after` to read the older ones.
 #[utoipa::path(
     get,
     path = "/pay/api/webhook-endpoints/{id}/deliveries",
     tag = "Webhooks",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "The endpoint id", example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77")),
+    params(
+        ("id" = String, Path, description = "The endpoint id", example = "0b8c2f4e-7d1a-4e55-9c3b-6a2f1d0e9b77"),
+        ("after" = Option<String>, Query, description = "The `cursor` of the previous page; absent: from the newest delivery", pattern = r"^[0-9]{0,19}$", example = "741"),
+        ("limit" = Option<u32>, Query, description = "Deliveries per page, 1 to 100 (default 50)", minimum = 1, maximum = 100, example = 50),
+    ),
     responses(
-        (status = 200, description = "The deliveries", body = [DeliveryBody]),
+        (status = 200, description = "A page of the deliveries", body = DeliveryPageResponse),
+        (status = 400, description = "A bad `after` or `limit` (named in `errors`)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, description = "No such endpoint of the caller's terminal", body = ProblemDetails, content_type = "application/problem+json"),
         BearerErrors,
     )
@@ -172,11 +229,49 @@ pub async fn list_deliveries(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let id = endpoint_id(&path)?;
-    let deliveries = state.webhooks.deliveries(&caller.0.terminal, id).await?;
-    let body: Vec<DeliveryBody> = deliveries.iter().map(DeliveryBody::new).collect();
+    let mut errors = ValidationErrors::new();
+    let pairs: Vec<(String, String)> = match serde_urlencoded::from_str(req.query_string()) {
+        Ok(pairs) => pairs,
+        Err(_) => {
+            errors.add("Query", "The query string could not be read.");
+            Vec::new()
+        }
+    };
+    let after = match single(&pairs, "after", "After", &mut errors) {
+        None | Some("") => None,
+        Some(raw) => match raw.parse::<DeliveryCursor>() {
+            Ok(cursor) => Some(cursor),
+            Err(_) => {
+                errors.add("After", "Not a cursor this service handed out.");
+                None
+            }
+        },
+    };
+    let limit = match single(&pairs, "limit", "Limit", &mut errors) {
+        None => DEFAULT_LIMIT,
+        Some(raw) => match raw.parse::<u32>() {
+            Ok(n) if (1..=MAX_DELIVERIES_LOGGED).contains(&n) => n,
+            _ => {
+                errors.add("Limit", "Must be a whole number from 1 to 100.");
+                DEFAULT_LIMIT
+            }
+        },
+    };
+    errors
+        .into_result(())
+        .map_err(checkout_domain::CheckoutError::from)?;
+    let (endpoint, page) = state
+        .webhooks
+        .deliveries(&caller.0.terminal, id, after, limit)
+        .await?;
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))
-        .json(body))
+        .json(DeliveryPageResponse::new(
+            &endpoint,
+            &page,
+            OffsetDateTime::now_utc(),
+        )))
 }

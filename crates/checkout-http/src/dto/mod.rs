@@ -23,8 +23,8 @@ pub use session::{
 pub use status::{CardAttemptRecord, DisputeRecord, PaymentStatusResponse};
 pub use token::{TokenRequest, TokenResponse};
 pub use webhooks::{
-    CreatedWebhookEndpointResponse, DeliveryAttemptBody, DeliveryBody, RedeliveryResponse,
-    RotatedSecretResponse, WebhookEndpointRequest, WebhookEndpointResponse,
+    CreatedWebhookEndpointResponse, DeliveryAttemptBody, DeliveryBody, DeliveryPageResponse,
+    RedeliveryResponse, RotatedSecretResponse, WebhookEndpointRequest, WebhookEndpointResponse,
 };
 
 use time::format_description::well_known::Rfc3339;

@@ -179,8 +179,21 @@ component!(
     DeliveryStateName as "DeliveryState" => string_enum(
         ["pending", "delivered", "failed", "cancelled"],
         "`pending` (another attempt is due), `delivered` (answered 2xx), `failed` (every \
-         attempt of the retry schedule failed) or `cancelled` (the endpoint was deleted).",
+         attempt of the retry schedule failed) or `cancelled` (the endpoint was deleted or \
+         disabled).",
         "delivered",
+    )
+);
+
+component!(
+    /// `CircuitState`: how a webhook endpoint's deliveries go out.
+    CircuitStateName as "CircuitState" => string_enum(
+        ["closed", "probing", "open", "disabled"],
+        "`closed` (deliveries go out as they fall due), `probing` (its last attempt failed: one \
+         attempt at a time), `open` (it kept failing: nothing is attempted until \
+         `circuitOpenUntilDateTime`, then one probe) or `disabled` (failing for days: nothing \
+         is sent until the merchant enables it).",
+        "closed",
     )
 );
 
@@ -241,5 +254,30 @@ mod tests {
             let name = value.as_str().unwrap_or_default();
             assert!(DeliveryState::parse(name).is_some(), "{name}");
         }
+    }
+
+    #[test]
+    fn circuit_states_are_the_domains() {
+        use checkout_domain::webhooks::CircuitState;
+        use time::macros::datetime;
+        let RefOr::T(Schema::Object(schema)) = CircuitStateName::schema() else {
+            panic!("an object schema");
+        };
+        let names: Vec<String> = schema
+            .enum_values
+            .unwrap_or_default()
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_owned())
+            .collect();
+        let at = datetime!(2026-11-28 12:00 UTC);
+        for state in [
+            CircuitState::Closed,
+            CircuitState::Probing,
+            CircuitState::Open(at),
+            CircuitState::Disabled,
+        ] {
+            assert!(names.iter().any(|n| n == state.as_str()), "{state:?}");
+        }
+        assert_eq!(names.len(), 4);
     }
 }

@@ -1,11 +1,14 @@
 //! Webhook endpoint and deliveries log bodies.
 
-use checkout_domain::webhooks::{DeliveryLog, LoggedAttempt, WebhookEndpoint};
+use checkout_domain::webhooks::{
+    CircuitState, DeliveryLog, DeliveryPage, LoggedAttempt, WebhookEndpoint,
+};
 use checkout_domain::ValidationErrors;
 use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
 use utoipa::ToSchema;
 
-use super::schemas::{DeliveryStateName, EventTypeFilter, EventTypeName};
+use super::schemas::{CircuitStateName, DeliveryStateName, EventTypeFilter, EventTypeName};
 use super::utc_timestamp;
 
 /// A new webhook endpoint.
@@ -13,7 +16,8 @@ use super::utc_timestamp;
 #[serde(rename_all = "camelCase")]
 pub struct WebhookEndpointRequest {
     /// Where to post events: `https`, with no fragment, to a host that resolves to public
-    /// addresses (the sandbox also accepts `http` and `localhost` or a loopback address).
+    /// addresses (a sandbox served on loopback also accepts `http` and `localhost`, loopback
+    /// or private addresses).
     #[schema(
         required = true,
         nullable = false,
@@ -42,7 +46,8 @@ impl WebhookEndpointRequest {
     }
 }
 
-/// A webhook endpoint (its secret is shown only when it is created or rotated).
+/// A webhook endpoint (its secret is shown only when it is created or rotated), with how it
+/// has been answering.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookEndpointResponse {
@@ -57,16 +62,59 @@ pub struct WebhookEndpointResponse {
     /// When it was registered (UTC, ISO 8601).
     #[schema(format = DateTime, example = "2026-11-23T11:30:00Z")]
     pub created_date_time: String,
+    /// False once it was disabled after failing for days: it is sent nothing (no event is
+    /// queued for it) until `POST /pay/api/webhook-endpoints/{id}/enable`.
+    #[schema(example = true)]
+    pub enabled: bool,
+    /// `closed` (deliveries go out as they fall due), `probing` (its last attempt failed: one
+    /// attempt at a time), `open` (it kept failing: nothing is attempted until
+    /// `circuitOpenUntilDateTime`, then one probe) or `disabled`.
+    #[schema(value_type = CircuitStateName)]
+    pub circuit: String,
+    /// Failed attempts in a row (0 after a delivered one).
+    #[schema(example = 0)]
+    pub consecutive_failures: u32,
+    /// When the first of those failed attempts was made; absent while the last attempt was
+    /// delivered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime, example = "2026-11-23T11:30:00Z")]
+    pub failing_since_date_time: Option<String>,
+    /// While the circuit is open: when the next attempt (a probe) may go.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime, example = "2026-11-23T11:31:00Z")]
+    pub circuit_open_until_date_time: Option<String>,
+    /// When it was disabled; absent while it is enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime, example = "2026-11-28T11:30:00Z")]
+    pub disabled_date_time: Option<String>,
+    /// Why it was disabled; absent while it is enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(
+        example = "No attempt was delivered since 2026-11-23T11:30:00Z (214 failed in a row; the last: HTTP 503). Enable the endpoint again once it answers 2xx."
+    )]
+    pub disabled_reason: Option<String>,
 }
 
 impl WebhookEndpointResponse {
-    /// The body of `endpoint`.
-    pub fn new(endpoint: &WebhookEndpoint) -> Self {
+    /// The body of `endpoint`, its circuit as it stands at `now`.
+    pub fn new(endpoint: &WebhookEndpoint, now: OffsetDateTime) -> Self {
+        let health = &endpoint.health;
+        let circuit = health.circuit(now);
         WebhookEndpointResponse {
             id: endpoint.id.to_string(),
             url: endpoint.url.clone(),
             events: endpoint.events.names(),
             created_date_time: utc_timestamp(endpoint.created_at),
+            enabled: health.enabled(),
+            circuit: circuit.as_str().to_owned(),
+            consecutive_failures: health.consecutive_failures,
+            failing_since_date_time: health.failing_since.map(utc_timestamp),
+            circuit_open_until_date_time: match circuit {
+                CircuitState::Open(until) => Some(utc_timestamp(until)),
+                _ => None,
+            },
+            disabled_date_time: health.disabled.as_ref().map(|d| utc_timestamp(d.at)),
+            disabled_reason: health.disabled.as_ref().map(|d| d.reason.clone()),
         }
     }
 }
@@ -118,7 +166,8 @@ pub struct DeliveryAttemptBody {
     pub status: Option<u16>,
     /// Why there was no answer (timeout, connection refused or closed, a refused URL).
     pub error: Option<String>,
-    /// The first bytes of the receiver's answer.
+    /// The first bytes of the receiver's answer; never kept for a receiver at a loopback or
+    /// private address.
     pub response_excerpt: Option<String>,
 }
 
@@ -146,7 +195,8 @@ pub struct DeliveryBody {
     #[schema(value_type = EventTypeName)]
     pub event_type: String,
     /// `pending` (another attempt is due), `delivered` (answered 2xx), `failed` (every
-    /// attempt of the retry schedule failed) or `cancelled` (the endpoint was deleted).
+    /// attempt of the retry schedule failed) or `cancelled` (the endpoint was deleted or
+    /// disabled).
     #[schema(value_type = DeliveryStateName)]
     pub state: String,
     /// When the event was queued for the endpoint (UTC, ISO 8601).
@@ -181,13 +231,40 @@ impl DeliveryBody {
     }
 }
 
+/// A page of an endpoint's deliveries log, newest first, with the endpoint itself.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryPageResponse {
+    /// The endpoint: whether it is enabled, its circuit, and why it was disabled.
+    pub endpoint: WebhookEndpointResponse,
+    /// The deliveries, newest first, each with every attempt.
+    pub deliveries: Vec<DeliveryBody>,
+    /// Pass it as `after` to read the older deliveries; absent when the page is empty.
+    #[schema(pattern = r"^[0-9]{1,19}$", example = "741")]
+    pub cursor: Option<String>,
+    /// True when older deliveries follow this page.
+    pub has_more: bool,
+}
+
+impl DeliveryPageResponse {
+    /// The body of `page` of `endpoint`'s log, its circuit as it stands at `now`.
+    pub fn new(endpoint: &WebhookEndpoint, page: &DeliveryPage, now: OffsetDateTime) -> Self {
+        DeliveryPageResponse {
+            endpoint: WebhookEndpointResponse::new(endpoint, now),
+            deliveries: page.deliveries.iter().map(DeliveryBody::new).collect(),
+            cursor: page.cursor.map(|c| c.to_string()),
+            has_more: page.has_more,
+        }
+    }
+}
+
 /// The deliveries queued by a redelivery.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RedeliveryResponse {
     /// The event.
     pub event_id: String,
-    /// The new deliveries, one per endpoint receiving the event's type (none when no endpoint
-    /// receives it); follow them in each endpoint's deliveries log.
+    /// The new deliveries, one per enabled endpoint receiving the event's type (none when no
+    /// endpoint receives it); follow them in each endpoint's deliveries log.
     pub deliveries: Vec<String>,
 }

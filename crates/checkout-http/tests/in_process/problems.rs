@@ -290,6 +290,35 @@ async fn unknown_webhook_endpoint_is_404() {
 }
 
 #[actix_web::test]
+async fn too_many_redeliveries_is_429_with_retry_after() {
+    let app = support::start().await;
+    let token = app.token().await;
+    let reply = app
+        .post_json(
+            &format!("/pay/api/events/{}/redeliver", support::OVER_LIMIT_EVENT),
+            &token,
+            &json!({}),
+        )
+        .await;
+    // The oldest redelivery counted was 10 minutes ago: one is allowed again in 50 minutes.
+    assert_eq!(reply.header("retry-after"), "3000");
+    assert_problem!("429_too_many_redeliveries", reply);
+}
+
+#[actix_web::test]
+async fn a_bad_deliveries_cursor_or_limit_is_400_naming_it() {
+    let app = support::start().await;
+    let token = app.token().await;
+    let reply = app
+        .get_auth(
+            "/pay/api/webhook-endpoints/00000000-0000-4000-8000-000000000000/deliveries?after=1.2&limit=0",
+            &token,
+        )
+        .await;
+    assert_problem!("400_bad_deliveries_page", reply);
+}
+
+#[actix_web::test]
 async fn an_unexpected_error_is_an_opaque_500_and_an_unavailable_dependency_a_503() {
     let app = support::start().await;
     let token = app.token().await;

@@ -17,8 +17,8 @@ use checkout_domain::testing::{SequentialIds, TestKit};
 use checkout_domain::usecases::{WebhookPolicy, WebhookPorts, Webhooks};
 use checkout_domain::values::TerminalNumber;
 use checkout_domain::webhooks::{
-    AttemptResult, DeliveryLog, DueDelivery, NextStep, RevealedSecret, SealedSecret,
-    WebhookBacklog, WebhookEndpoint,
+    AttemptResult, DeliveryCursor, DeliveryPage, DueDelivery, EndpointHealth, FairShare, NextStep,
+    Redelivered, RedeliveryLimits, RevealedSecret, SealedSecret, WebhookBacklog, WebhookEndpoint,
 };
 use checkout_http::client_address::TrustedProxies;
 use checkout_http::dto::JsonEventEncoder;
@@ -38,17 +38,26 @@ pub const BASE_URL: &str = "https://checkout.test";
 /// The message of the test adapters' unexpected errors.
 pub const UNEXPECTED: &str = "the in-process tests issue no webhook secrets";
 
+/// The one event the test store knows: its redeliveries are over their limit, the oldest
+/// counted 10 minutes before the request.
+pub const OVER_LIMIT_EVENT: &str = "6d0e1d7c-5a1f-4c3e-9f7a-2b8d1e0c4a55";
+
 /// A webhook store with no endpoints and no events: the webhook routes answer their "not
-/// found" and empty shapes, which is all these tests read. Issuing a secret fails: an
-/// unexpected error, or, once `unreachable` is set, one marked as a dependency that cannot be
-/// reached (as the PostgreSQL adapter marks a lost database).
+/// found" and empty shapes, which is all these tests read, but for [`OVER_LIMIT_EVENT`].
+/// Issuing a secret fails: an unexpected error, or, once `unreachable` is set, one marked as a
+/// dependency that cannot be reached (as the PostgreSQL adapter marks a lost database).
 struct NoWebhooks {
     unreachable: Arc<AtomicBool>,
 }
 
 #[async_trait]
 impl WebhookStore for NoWebhooks {
-    async fn insert_endpoint(&self, _: &WebhookEndpoint, _: &SealedSecret) -> anyhow::Result<()> {
+    async fn insert_endpoint(
+        &self,
+        _: &WebhookEndpoint,
+        _: &SealedSecret,
+        _: u32,
+    ) -> anyhow::Result<bool> {
         anyhow::bail!("the in-process tests keep no webhook endpoints")
     }
     async fn endpoints(&self, _: &TerminalNumber) -> anyhow::Result<Vec<WebhookEndpoint>> {
@@ -83,8 +92,28 @@ impl WebhookStore for NoWebhooks {
         _: OffsetDateTime,
         _: OffsetDateTime,
         _: u32,
+        _: FairShare,
     ) -> anyhow::Result<Vec<DueDelivery>> {
         Ok(Vec::new())
+    }
+    async fn endpoint_health(&self, _: Uuid) -> anyhow::Result<Option<EndpointHealth>> {
+        Ok(None)
+    }
+    async fn set_endpoint_health(
+        &self,
+        _: Uuid,
+        _: &EndpointHealth,
+        _: &EndpointHealth,
+        _: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        Ok(false)
+    }
+    async fn enable_endpoint(
+        &self,
+        _: &TerminalNumber,
+        _: Uuid,
+    ) -> anyhow::Result<Option<WebhookEndpoint>> {
+        Ok(None)
     }
     async fn record_attempt(
         &self,
@@ -98,17 +127,25 @@ impl WebhookStore for NoWebhooks {
         &self,
         _: &TerminalNumber,
         _: Uuid,
+        _: Option<DeliveryCursor>,
         _: u32,
-    ) -> anyhow::Result<Option<Vec<DeliveryLog>>> {
+    ) -> anyhow::Result<Option<DeliveryPage>> {
         Ok(None)
     }
     async fn redeliver(
         &self,
         _: &TerminalNumber,
-        _: Uuid,
-        _: OffsetDateTime,
-    ) -> anyhow::Result<Option<Vec<Uuid>>> {
-        Ok(None)
+        event: Uuid,
+        now: OffsetDateTime,
+        _: &RedeliveryLimits,
+    ) -> anyhow::Result<Redelivered> {
+        if event.to_string() == OVER_LIMIT_EVENT {
+            return Ok(Redelivered::OverLimit {
+                event_oldest: Some(now - time::Duration::minutes(10)),
+                terminal_oldest: None,
+            });
+        }
+        Ok(Redelivered::UnknownEvent)
     }
     async fn backlog(&self, _: OffsetDateTime) -> anyhow::Result<WebhookBacklog> {
         Ok(WebhookBacklog::default())

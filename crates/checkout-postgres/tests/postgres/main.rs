@@ -15,3 +15,4 @@ mod references;
 mod sessions;
 mod support;
 mod tls;
+mod webhooks;

@@ -48,6 +48,9 @@ pub const WEBHOOK_OLDEST_DUE_AGE: &str = "checkout_webhook_oldest_due_age_second
 /// Counter: webhook delivery attempts, by `outcome` (`delivered`, `retrying`, `failed`: the
 /// schedule ran out, `stale`: the result came after the claim was lost).
 pub const WEBHOOK_ATTEMPTS_TOTAL: &str = "checkout_webhook_attempts_total";
+/// Counter: webhook endpoints' circuits that changed, by `change` (`opened`: failing, nothing
+/// attempted for a while; `disabled`: failing for days).
+pub const WEBHOOK_CIRCUIT_CHANGES_TOTAL: &str = "checkout_webhook_circuit_changes_total";
 
 /// Histogram buckets of every latency, seconds.
 pub const LATENCY_BUCKETS: &[f64] = &[
@@ -142,6 +145,10 @@ fn describe() {
         "Webhook delivery attempts, by outcome."
     );
     metrics::describe_counter!(
+        WEBHOOK_CIRCUIT_CHANGES_TOTAL,
+        "Webhook endpoints whose circuit opened or that were disabled, by change."
+    );
+    metrics::describe_counter!(
         REVERSAL_RECONCILIATIONS_TOTAL,
         "Captures, voids and refunds the reconciliation sweep asked the processor about, by outcome."
     );
@@ -176,6 +183,12 @@ pub fn count_delivery_run(run: &checkout_domain::usecases::DeliveryRun) {
     ] {
         if n > 0 {
             metrics::counter!(WEBHOOK_ATTEMPTS_TOTAL, "outcome" => outcome).increment(u64::from(n));
+        }
+    }
+    for (change, n) in [("opened", run.circuits_opened), ("disabled", run.disabled)] {
+        if n > 0 {
+            metrics::counter!(WEBHOOK_CIRCUIT_CHANGES_TOTAL, "change" => change)
+                .increment(u64::from(n));
         }
     }
 }

@@ -175,7 +175,13 @@ async fn operators_manage_webhook_endpoints_that_the_server_delivers_to() {
         &["webhook", "list", "SANDBOX-001"],
     ));
     assert!(listed.contains(&id) && listed.contains(&url), "{listed}");
+    assert!(listed.contains("\tclosed"), "its circuit: {listed}");
     assert!(!listed.contains(&secret), "the secret is shown once only");
+    let enabled = stdout(&checkout_as_deployed(
+        &server,
+        &["webhook", "enable", "SANDBOX-001", &id],
+    ));
+    assert!(enabled.contains("enabled"), "{enabled}");
     // The API shows the same endpoint to the terminal.
     let token = server.token().await;
     let api = server.get("/pay/api/webhook-endpoints", Some(&token)).await;

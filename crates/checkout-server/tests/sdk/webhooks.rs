@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use checkout_client::{
-    DeliveryState, EventType, PaymentState, WebhookError, WebhookHeaders, WebhookVerifier,
+    CircuitState, DeliveryState, EventType, PaymentState, WebhookError, WebhookHeaders,
+    WebhookVerifier,
 };
 
 use crate::support::{Mode, TestServer};
@@ -72,8 +73,14 @@ async fn a_real_delivery_verifies_from_its_raw_bytes_and_reads_as_a_typed_event(
     );
 
     // The deliveries log shows it delivered.
-    let log = client.webhook_deliveries(&endpoint.id).await.unwrap();
-    let entry = log.iter().find(|d| d.event_id == event.id).expect("logged");
+    let log = client.webhook_deliveries(&endpoint.id, None).await.unwrap();
+    assert!(log.endpoint.enabled);
+    assert_eq!(log.endpoint.circuit, CircuitState::Closed);
+    let entry = log
+        .deliveries
+        .iter()
+        .find(|d| d.event_id == event.id)
+        .expect("logged");
     assert_eq!(entry.event_type, EventType::PaymentSucceeded);
     // The answer may be logged a moment after the receiver got the request.
     let mut state = entry.state.clone();
@@ -82,8 +89,9 @@ async fn a_real_delivery_verifies_from_its_raw_bytes_and_reads_as_a_typed_event(
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let log = client.webhook_deliveries(&endpoint.id).await.unwrap();
+        let log = client.webhook_deliveries(&endpoint.id, None).await.unwrap();
         state = log
+            .deliveries
             .iter()
             .find(|d| d.event_id == event.id)
             .map(|d| d.state.clone())

@@ -179,7 +179,8 @@ async fn retried_until_answered(label: &str, mode: &str) {
         match mode {
             "fail" => {
                 assert_eq!(failed["status"], 500, "{failed}");
-                assert_eq!(failed["responseExcerpt"], "receiver failed on purpose");
+                // The receiver is on loopback: its answer's body is never kept.
+                assert!(failed["responseExcerpt"].is_null(), "{failed}");
             }
             "hang" => assert!(
                 failed["error"].as_str().unwrap().contains("no answer"),
@@ -211,7 +212,7 @@ async fn wait_log(
         )
         .await;
         assert_eq!(log.status, 200, "{}", log.body);
-        if let Some(newest) = log.body.get(0).filter(|d| done(d)) {
+        if let Some(newest) = log.body["deliveries"].get(0).filter(|d| done(d)) {
             return newest.clone();
         }
         assert!(started.elapsed() < Duration::from_secs(30), "{}", log.body);

@@ -86,7 +86,8 @@ async fn bad_urls_and_event_types_are_400_naming_the_field_and_save_nothing() {
         (json!({ "url": "hooks/payments" }), "Url"),
         (json!({ "url": "ftp://merchant.example/hooks" }), "Url"),
         (json!({ "url": "http://merchant.example/hooks" }), "Url"),
-        (json!({ "url": "https://10.1.2.3/hooks" }), "Url"),
+        // A sandbox on loopback takes loopback and private addresses, never these.
+        (json!({ "url": "https://100.64.1.2/hooks" }), "Url"),
         (json!({ "url": "https://169.254.169.254/latest" }), "Url"),
         (
             json!({ "url": "https://user:pw@merchant.example/hooks" }),
@@ -171,6 +172,10 @@ async fn another_terminals_endpoint_is_404_and_stays_as_it_was() {
             format!("/pay/api/webhook-endpoints/{id}/deliveries"),
         ),
         (
+            Method::POST,
+            format!("/pay/api/webhook-endpoints/{id}/enable"),
+        ),
+        (
             Method::DELETE,
             "/pay/api/webhook-endpoints/not-an-id".to_owned(),
         ),
@@ -190,6 +195,8 @@ async fn another_terminals_endpoint_is_404_and_stays_as_it_was() {
     )
     .await;
     assert_eq!(deliveries.status, 200);
+    assert_eq!(deliveries.body["deliveries"], json!([]));
+    assert_eq!(deliveries.body["hasMore"], false);
     // No token: 401.
     let anonymous = server.get("/pay/api/webhook-endpoints", None).await;
     assert_eq!(anonymous.status, 401);

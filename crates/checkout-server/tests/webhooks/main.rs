@@ -10,9 +10,12 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod circuit;
 mod crashes;
 mod delivery;
 mod endpoints;
+mod fairness;
+mod limits;
 mod outbox;
 
 use std::time::{Duration, Instant};

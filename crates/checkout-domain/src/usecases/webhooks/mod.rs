@@ -1,5 +1,5 @@
 //! Use cases of merchant webhooks: endpoint management, the deliveries log and redelivery
-//! ([`endpoints`]), and the delivery worker's run ([`deliver`]).
+//! ([`endpoints`]), and the delivery workers' claims and attempts ([`deliver`]).
 
 mod deliver;
 mod endpoints;
@@ -14,7 +14,7 @@ use time::Duration;
 use crate::ports::{
     Clock, EventEncoder, IdGenerator, WebhookSecrets, WebhookStore, WebhookTransport,
 };
-use crate::webhooks::RetrySchedule;
+use crate::webhooks::{CircuitPolicy, FairShare, RedeliveryLimits, RetrySchedule};
 
 /// The adapters the webhook use cases run over.
 #[derive(Clone)]
@@ -40,11 +40,20 @@ pub struct WebhookPolicy {
     pub schedule: RetrySchedule,
     /// How long a rotated-out secret still signs beside the new one.
     pub secret_overlap: Duration,
-    /// Deliveries one worker claims at a time.
+    /// The most deliveries one claim takes.
     pub batch: u32,
-    /// How long a claim lasts: longer than `batch` attempts that each time out, so that no
-    /// other worker takes a delivery while its attempt may still run.
+    /// How long a claimed delivery is leased: longer than one attempt may take (its lookup and
+    /// answer time-outs together), so that no other worker takes a delivery while its attempt
+    /// may still run.
     pub lease: Duration,
+    /// How many attempts one endpoint, and one terminal, may have in flight at once.
+    pub share: FairShare,
+    /// When a failing endpoint's circuit opens, and when it is disabled.
+    pub circuit: CircuitPolicy,
+    /// The most live endpoints a terminal may have.
+    pub max_endpoints: u32,
+    /// How many redeliveries a terminal may ask for.
+    pub redeliveries: RedeliveryLimits,
 }
 
 impl Default for WebhookPolicy {
@@ -52,14 +61,21 @@ impl Default for WebhookPolicy {
         WebhookPolicy {
             schedule: RetrySchedule::standard(),
             secret_overlap: Duration::hours(24),
-            batch: 4,
-            lease: Duration::seconds(90),
+            batch: 8,
+            lease: Duration::seconds(30),
+            share: FairShare::default(),
+            circuit: CircuitPolicy::default(),
+            max_endpoints: MAX_ENDPOINTS_PER_TERMINAL,
+            redeliveries: RedeliveryLimits::default(),
         }
     }
 }
 
-/// The most deliveries the log shows for one endpoint.
+/// The most deliveries one page of an endpoint's log shows.
 pub const MAX_DELIVERIES_LOGGED: u32 = 100;
+
+/// The endpoints a terminal may have by default: 16, as Stripe allows an account.
+pub const MAX_ENDPOINTS_PER_TERMINAL: u32 = 16;
 
 /// Merchant webhooks over their ports.
 #[derive(Clone)]
