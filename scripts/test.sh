@@ -58,3 +58,6 @@ echo "== cargo nextest" >&2
 # accepted by a person (`cargo insta review`), never by a run.
 export INSTA_UPDATE=no
 cargo nextest run --workspace --no-fail-fast "$@"
+
+echo "== the SDK's rustdoc examples (cargo test --doc; nextest runs no doctests)" >&2
+cargo test --quiet --doc -p checkout-client
