@@ -3,36 +3,13 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::events::EventCursor;
 use checkout_domain::usecases::MAX_EVENTS_PER_PAGE;
-use checkout_domain::ValidationErrors;
 
+use crate::api::paging::{page_query, PageQuery};
 use crate::auth::Caller;
 use crate::dto::{EventBody, EventPageResponse, RedeliveryResponse};
 use crate::openapi::responses::BearerErrors;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
-
-/// Events per page when `limit` is not given.
-const DEFAULT_LIMIT: u32 = 50;
-
-/// The value of the query parameter `name`: `Ok(None)` when absent, an error naming `field`
-/// when it is given more than once.
-pub(crate) fn single<'a>(
-    pairs: &'a [(String, String)],
-    name: &str,
-    field: &str,
-    errors: &mut ValidationErrors,
-) -> Option<&'a str> {
-    let mut values = pairs
-        .iter()
-        .filter(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str());
-    let first = values.next();
-    if values.next().is_some() {
-        errors.add(field, "Give it at most once.");
-        return None;
-    }
-    first
-}
 
 /// List the terminal's events.
 ///
@@ -60,41 +37,7 @@ pub async fn list_events(
     caller: Caller,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let mut errors = ValidationErrors::new();
-    // Read by hand, so that every bad query (a repeated parameter too) is a ProblemDetails
-    // naming the field.
-    let pairs: Vec<(String, String)> = match serde_urlencoded::from_str(req.query_string()) {
-        Ok(pairs) => pairs,
-        Err(_) => {
-            errors.add("Query", "The query string could not be read.");
-            Vec::new()
-        }
-    };
-    let after = single(&pairs, "after", "After", &mut errors);
-    let limit = single(&pairs, "limit", "Limit", &mut errors);
-    let after = match after {
-        None | Some("") => None,
-        Some(raw) => match raw.parse::<EventCursor>() {
-            Ok(cursor) => Some(cursor),
-            Err(_) => {
-                errors.add("After", "Not a cursor this service handed out.");
-                None
-            }
-        },
-    };
-    let limit = match limit {
-        None => DEFAULT_LIMIT,
-        Some(raw) => match raw.parse::<u32>() {
-            Ok(n) if (1..=MAX_EVENTS_PER_PAGE).contains(&n) => n,
-            _ => {
-                errors.add("Limit", "Must be a whole number from 1 to 100.");
-                DEFAULT_LIMIT
-            }
-        },
-    };
-    errors
-        .into_result(())
-        .map_err(checkout_domain::CheckoutError::from)?;
+    let PageQuery { after, limit } = page_query::<EventCursor>(&req, MAX_EVENTS_PER_PAGE)?;
     let page = state.checkout.list_events(&caller.0, after, limit).await?;
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))

@@ -7,6 +7,7 @@ pub mod cancel;
 pub mod capture;
 pub mod events;
 pub mod jwks;
+mod paging;
 pub mod payment_link;
 pub mod processor_events;
 pub mod refunds;

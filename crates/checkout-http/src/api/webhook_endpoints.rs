@@ -4,11 +4,10 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::usecases::MAX_DELIVERIES_LOGGED;
 use checkout_domain::webhooks::DeliveryCursor;
-use checkout_domain::ValidationErrors;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::api::events::single;
+use crate::api::paging::{page_query, PageQuery};
 use crate::auth::Caller;
 use crate::dto::utc_timestamp;
 use crate::dto::{
@@ -198,9 +197,6 @@ pub async fn enable_endpoint(
         )))
 }
 
-/// Deliveries per page when `limit` is not given.
-const DEFAULT_LIMIT: u32 = 50;
-
 /// An endpoint's deliveries log.
 ///
 /// The deliveries log of one of the caller's endpoints, a page at a time, newest first: each
@@ -232,37 +228,7 @@ pub async fn list_deliveries(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let id = endpoint_id(&path)?;
-    let mut errors = ValidationErrors::new();
-    let pairs: Vec<(String, String)> = match serde_urlencoded::from_str(req.query_string()) {
-        Ok(pairs) => pairs,
-        Err(_) => {
-            errors.add("Query", "The query string could not be read.");
-            Vec::new()
-        }
-    };
-    let after = match single(&pairs, "after", "After", &mut errors) {
-        None | Some("") => None,
-        Some(raw) => match raw.parse::<DeliveryCursor>() {
-            Ok(cursor) => Some(cursor),
-            Err(_) => {
-                errors.add("After", "Not a cursor this service handed out.");
-                None
-            }
-        },
-    };
-    let limit = match single(&pairs, "limit", "Limit", &mut errors) {
-        None => DEFAULT_LIMIT,
-        Some(raw) => match raw.parse::<u32>() {
-            Ok(n) if (1..=MAX_DELIVERIES_LOGGED).contains(&n) => n,
-            _ => {
-                errors.add("Limit", "Must be a whole number from 1 to 100.");
-                DEFAULT_LIMIT
-            }
-        },
-    };
-    errors
-        .into_result(())
-        .map_err(checkout_domain::CheckoutError::from)?;
+    let PageQuery { after, limit } = page_query::<DeliveryCursor>(&req, MAX_DELIVERIES_LOGGED)?;
     let (endpoint, page) = state
         .webhooks
         .deliveries(&caller.0.terminal, id, after, limit)
