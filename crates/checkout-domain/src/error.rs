@@ -24,13 +24,15 @@ pub enum SvcCode {
     Svc006,
     /// SVC_007: the payment was not found.
     Svc007,
-    /// SVC_008: the payment cannot be reversed (reversal flows, not exposed in v1).
+    /// SVC_008: the payment cannot be reversed (the spec's reversal flows, outside its public v1
+    /// API; the merchant's capture, void, cancel and refund routes answer it).
     Svc008,
-    /// SVC_009: reversal processor error (not exposed in v1).
+    /// SVC_009: reversal processor error (a void or refund refused or not confirmed).
     Svc009,
-    /// SVC_010: reversal successful (not exposed in v1).
+    /// SVC_010: reversal successful (the 200 body of a void or refund).
     Svc010,
-    /// SVC_011: settled transaction or amount mismatch (not exposed in v1).
+    /// SVC_011: settled transaction or amount mismatch (more than can be captured or refunded,
+    /// or a void of a captured payment).
     Svc011,
 }
 

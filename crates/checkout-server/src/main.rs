@@ -12,6 +12,9 @@
 //! checkout client link <terminal number> <client_id>  binds an OpenID Connect provider's client
 //! checkout client activate|deactivate <client_id>
 //! checkout client list
+//! checkout webhook add <terminal number> <url> [<event type>...]   prints the secret once
+//! checkout webhook list <terminal number>
+//! checkout webhook delete|rotate-secret|enable <terminal number> <endpoint id>
 //! checkout migrate                                 apply database migrations and exit
 //! ```
 
@@ -31,6 +34,9 @@ const USAGE: &str = "usage: checkout serve
        checkout client link <terminal number> <client_id>
        checkout client activate|deactivate <client_id>
        checkout client list
+       checkout webhook add <terminal number> <url> [<event type>...]
+       checkout webhook list <terminal number>
+       checkout webhook delete|rotate-secret|enable <terminal number> <endpoint id>
        checkout migrate
 settings: CHECKOUT_CONFIG=<file.json>, CHECKOUT__SECTION__FIELD=value, DATABASE_URL (see README)";
 

@@ -202,7 +202,7 @@ impl StripeProcessor {
 
 impl StripeProcessor {
     /// Captures an intent held with `requires_capture` (`amount_to_capture` in minor units),
-    /// under a key derived from the attempt. A refusal is read afresh: an intent already
+    /// under a key derived from the capture's ledger row (its action). A refusal is read afresh: an intent already
     /// captured answers its captured amount.
     async fn capture_intent(
         &self,
