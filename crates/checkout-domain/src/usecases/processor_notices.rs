@@ -112,8 +112,14 @@ impl Checkout {
         };
         if !attempt.state.is_final() {
             // As the sweep would, only now: read it by its reference, or, when its answer
-            // (and so its reference) was lost, replay it with its own key.
-            self.resolve(&attempt).await?;
+            // (and so its reference) was lost, replay it with its own key — but, as the sweep,
+            // never past the processor's key lifetime, where a replay could charge anew: such
+            // an attempt stays left for review.
+            let key_expired = attempt.processor_reference.is_none()
+                && self.now() - attempt.created_at > self.policy.reconcile.give_up_after;
+            if !key_expired {
+                self.resolve(&attempt).await?;
+            }
             return Ok(NoticeOutcome::Applied);
         }
         let session = self.load(attempt.session_id).await?;

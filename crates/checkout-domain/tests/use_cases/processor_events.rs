@@ -293,3 +293,32 @@ async fn an_event_absorbed_while_the_processor_is_down_is_absorbed_on_its_redeli
     assert_eq!(absorb(&kit, &event).await, NoticeOutcome::Applied);
     assert_eq!(events_of(&kit, EventType::PaymentDisputeOpened).await, 1);
 }
+
+#[tokio::test]
+async fn an_event_never_replays_an_attempt_past_the_processors_key_lifetime() {
+    let kit = TestKit::new();
+    let session = start(&kit, "LOST-LONG-AGO").await;
+    kit.processor.time_out_authorizations(true);
+    pay(&kit, session.id).await;
+    kit.processor.time_out_authorizations(false);
+    let attempt = kit
+        .sessions
+        .latest_attempt(session.id)
+        .await
+        .unwrap()
+        .unwrap();
+    let sent = kit.processor.authorize_calls();
+    // A day later the processor may have forgotten the key: a replay could charge anew.
+    kit.clock.advance(time::Duration::hours(24));
+    let event = notice(
+        "evt_old",
+        NoticeSubject::Payment {
+            reference: "pi_unknown_to_the_ledger".into(),
+            attempt: Some(attempt.id),
+        },
+    );
+    assert_eq!(absorb(&kit, &event).await, NoticeOutcome::Applied);
+    assert_eq!(kit.processor.authorize_calls(), sent, "nothing sent again");
+    assert_eq!(kit.processor.charges_for(session.id), 0);
+    assert_eq!(state_of(&kit, session.id).await, SessionState::Processing);
+}
