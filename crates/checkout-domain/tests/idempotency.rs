@@ -66,8 +66,10 @@ async fn start_once(
     request: &SessionRequest,
     once: &IdempotentRequest,
 ) -> Result<IdempotentAnswer, CheckoutError> {
+    let caller = kit.caller(terminal);
+    let create = kit.checkout.start_payment(&caller, request);
     kit.checkout
-        .start_payment_once(&kit.caller(terminal), request, once, render)
+        .create_once(&caller, once, create, render)
         .await
 }
 
@@ -110,20 +112,22 @@ async fn a_retry_with_the_same_key_and_request_replays_the_first_response() {
     let caller = kit.caller("T-1");
     let link = kit
         .checkout
-        .generate_payment_link_once(
+        .create_once(
             &caller,
-            &link_request("IDEM-L"),
             &once("k-2", 2),
+            kit.checkout
+                .generate_payment_link(&caller, &link_request("IDEM-L")),
             render_link,
         )
         .await;
     let link = fresh(link);
     let again = kit
         .checkout
-        .generate_payment_link_once(
+        .create_once(
             &caller,
-            &link_request("IDEM-L"),
             &once("k-2", 2),
+            kit.checkout
+                .generate_payment_link(&caller, &link_request("IDEM-L")),
             render_link,
         )
         .await;
@@ -238,8 +242,10 @@ async fn a_fault_releases_the_key_so_that_a_retry_runs_again() {
         kit.checkout.policy().clone(),
     );
     let request = start_request("IDEM-FAULT");
+    let caller = kit.caller("T-1");
+    let create = broken.start_payment(&caller, &request);
     let fault = broken
-        .start_payment_once(&kit.caller("T-1"), &request, &once("k", 1), render)
+        .create_once(&caller, &once("k", 1), create, render)
         .await;
     assert!(matches!(fault, Err(CheckoutError::Unknown(_))), "{fault:?}");
     assert!(kit.idempotency.is_empty(), "the key was released");
@@ -253,14 +259,14 @@ async fn a_fault_releases_the_key_so_that_a_retry_runs_again() {
 async fn a_response_the_renderer_could_not_give_is_not_kept() {
     let kit = TestKit::new();
     let request = start_request("IDEM-500");
+    let caller = kit.caller("T-1");
+    let create = kit.checkout.start_payment(&caller, &request);
     let answer = kit
         .checkout
-        .start_payment_once(&kit.caller("T-1"), &request, &once("k", 1), |_| {
-            SavedResponse {
-                status: 500,
-                content_type: "application/problem+json".into(),
-                body: b"{}".to_vec(),
-            }
+        .create_once(&caller, &once("k", 1), create, |_| SavedResponse {
+            status: 500,
+            content_type: "application/problem+json".into(),
+            body: b"{}".to_vec(),
         })
         .await;
     assert_eq!(fresh(answer).status, 500);
@@ -335,13 +341,10 @@ async fn racing_retries_with_one_key_create_exactly_one_session() {
             let checkout = kit.checkout.clone();
             let caller = kit.caller("T-1");
             tokio::spawn(async move {
+                let request = start_request("IDEM-RACE");
+                let create = checkout.start_payment(&caller, &request);
                 checkout
-                    .start_payment_once(
-                        &caller,
-                        &start_request("IDEM-RACE"),
-                        &once("k-race", 3),
-                        render,
-                    )
+                    .create_once(&caller, &once("k-race", 3), create, render)
                     .await
             })
         })

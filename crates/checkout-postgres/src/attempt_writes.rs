@@ -53,10 +53,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::generic_plans::generically;
-use crate::unnest::{assignments, list, unnest_columns};
-
-/// The text of both statements before their arrays.
-const UNNEST_ARRAYS: &str = "WITH u AS (SELECT * FROM unnest(";
+use crate::unnest::{assignments, list, unnest_columns, WITH_UNNEST};
 
 unnest_columns! {
     /// An attempt's `payment_attempts` columns, borrowed from the attempt: the row
@@ -270,7 +267,7 @@ impl Query for BeginAttempts<'_> {
 
 impl QueryFragment<Pg> for BeginAttempts<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(UNNEST_ARRAYS);
+        out.push_sql(WITH_UNNEST);
         self.attempts.bind(&mut out)?;
         out.push_sql(", ");
         self.moves.bind(&mut out)?;
@@ -338,7 +335,7 @@ impl Query for RecordAttempts<'_> {
 
 impl QueryFragment<Pg> for RecordAttempts<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(UNNEST_ARRAYS);
+        out.push_sql(WITH_UNNEST);
         self.answers.bind(&mut out)?;
         out.push_sql(", ");
         self.checks.bind(&mut out)?;

@@ -53,7 +53,7 @@ use uuid::Uuid;
 
 use crate::generic_plans::generically;
 use crate::models::{charge_rows, item_rows, KIND_CHECKOUT, KIND_LINK};
-use crate::unnest::{list, unnest_columns};
+use crate::unnest::{list, unnest_columns, WITH_UNNEST};
 
 unnest_columns! {
     /// A new `payment_sessions` row, borrowed from the session (`None` binds NULL).
@@ -119,9 +119,6 @@ unnest_columns! {
         amount: Numeric => Decimal,
     }
 }
-
-/// The text of the statement before the session arrays.
-const UNNEST_SESSIONS: &str = "WITH u AS (SELECT * FROM unnest(";
 
 /// The texts of the statement after the session arrays, after the item arrays and after the
 /// charge arrays, one comment per CTE:
@@ -285,7 +282,7 @@ impl Query for InsertSessions<'_> {
 impl QueryFragment<Pg> for InsertSessions<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         let [after_sessions, after_items, after_charges] = &*AFTER_ARRAYS;
-        out.push_sql(UNNEST_SESSIONS);
+        out.push_sql(WITH_UNNEST);
         self.sessions.bind(&mut out)?;
         out.push_sql(", ");
         self.guards.bind(&mut out)?;

@@ -17,6 +17,9 @@
 //! each statement's text never changes and diesel still caches it as one prepared statement
 //! under its static query id.
 
+/// The text every combined statement starts with, before its first array.
+pub(crate) const WITH_UNNEST: &str = "WITH u AS (SELECT * FROM unnest(";
+
 /// Declares a row struct and its columns struct (see the module doc). Each column is
 /// `name: SqlType => RustType`; the SQL type is the element type of the array parameter.
 macro_rules! unnest_columns {
