@@ -1,6 +1,6 @@
 //! Rule 7.4.1: a reference is unique per terminal.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn reusing_the_reference_of_an_in_flight_session_is_svc_001() {

@@ -1,6 +1,6 @@
 //! Rule 7.4.2: the terminal must be provisioned.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn a_terminal_never_provisioned_is_svc_005() {

@@ -1,6 +1,6 @@
 //! Rule 7.4.5: unknown sessions on the status route.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn an_unknown_session_id_on_the_status_route_is_svc_007_404() {

@@ -3,12 +3,12 @@
 //! 400 response's `errors` dictionary will.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
-mod support;
-
+use crate::support::{
+    charge, d, item, link_request, start_request, BACK_URL, FAIL_URL, SUCCESS_URL,
+};
 use checkout_domain::session::{NewSession, SessionFlow, SessionRequest};
 use checkout_domain::values::{CallbackRule, Culture};
 use checkout_domain::ValidationErrors;
-use support::{charge, d, item, link_request, start_request, BACK_URL, FAIL_URL, SUCCESS_URL};
 
 const START: SessionFlow = SessionFlow::IntegratedCheckout;
 const LINK: SessionFlow = SessionFlow::PaymentLink;

@@ -4,8 +4,7 @@
 //! is not a declined card, and an unknown outcome never reopens the session.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support::{pay, start, CARD_LAST4};
 use checkout_domain::events::EventType;
 use checkout_domain::ports::AttemptLedger;
 use checkout_domain::ports::{EventLog, ProcessorError, ProcessorOutcome, SessionRepository};
@@ -14,7 +13,6 @@ use checkout_domain::testing::{approved, TestKit};
 use checkout_domain::usecases::PaymentResult;
 use checkout_domain::values::{SessionId, TerminalNumber};
 use checkout_domain::SvcCode;
-use support::{pay, start, CARD_LAST4};
 use time::Duration;
 
 fn declined(reason: &str) -> ProcessorOutcome {

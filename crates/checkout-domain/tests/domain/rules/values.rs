@@ -2,10 +2,9 @@
 //! currencies and amounts.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
-mod support;
-
 use std::collections::HashSet;
 
+use crate::support::d;
 use checkout_domain::card::{
     CardBrand, CardExpiry, CardField, CardFieldError, CardInput, CardNumber, Cvv,
 };
@@ -14,7 +13,6 @@ use checkout_domain::values::{
     InternalReference, InvalidUrl, LineAmount, MerchantReference, SessionId, TerminalNumber,
     TextError,
 };
-use support::d;
 use time::macros::datetime;
 use time::OffsetDateTime;
 

@@ -1,6 +1,6 @@
 //! Rule 7.4.4: a declined card ends Failed.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn a_declined_card_carries_svc_006_and_the_state_becomes_failed_2() {

@@ -1,26 +1,27 @@
-//! The use cases through `TestKit`: a `Checkout` over in-memory adapters, a manual clock and a
-//! scripted processor. Covers each rule of spec section 7.4, tokens, payment links and their
-//! expiry, the hosted pages, card payments with their redirects, 3DS, processor failures,
-//! reconciliation, the expiry sweep, and what an attempt may keep of a card: one module per
-//! use case, the helpers they share here.
+//! The domain crate's tests, one binary, one module per capability:
+//!
+//! - `rules`: the model without ports: values, the session rules of spec section 2.2, the
+//!   state machine, the SVC table, property tests of the validators;
+//! - `sessions`: creating sessions and links (validation, unique references, idempotency),
+//!   reading them (status, hosted pages, the event feed) and their expiry;
+//! - `payments`: card payments, declines and further cards, the attempt ledger, card data;
+//! - `reversals`: captures, voids, refunds, cancels and their reconciliation, and the
+//!   processor's own events;
+//! - `access`: tokens and the terminals they are provisioned for;
+//! - `contracts`: the ports' contract suites against the in-memory adapters.
+//!
+//! Every use case runs through `TestKit`: a `Checkout` over in-memory adapters, a manual clock
+//! and a scripted processor. The helpers the modules share are here and in `support`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
-#[path = "../support/mod.rs"]
 mod support;
 
-mod authentication;
-mod card_data;
-mod card_payments;
-mod declined_card;
-mod expiry_sweep;
-mod hosted_pages;
-mod payment_links;
-mod payment_status;
-mod processor_events;
+mod access;
+mod contracts;
+mod payments;
 mod reversals;
-mod terminal_provisioned;
-mod unique_reference;
-mod validation;
+mod rules;
+mod sessions;
 
 use std::collections::HashMap;
 use std::fmt::Debug;

@@ -1,6 +1,6 @@
 //! Rule 7.4.3: validation.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn an_amount_not_greater_than_zero_is_a_validation_error_on_that_field() {

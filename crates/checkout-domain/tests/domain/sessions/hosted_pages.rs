@@ -1,6 +1,6 @@
 //! The hosted pages: the wrong flow, unknown ids, an integrated checkout's expiry.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn a_page_of_the_wrong_flow_or_an_unknown_id_is_svc_002() {

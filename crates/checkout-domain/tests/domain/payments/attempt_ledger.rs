@@ -5,8 +5,7 @@
 //! a charge whose answer was lost, down when told.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support::{card_input, pay, start};
 use checkout_domain::ports::{
     AttemptChange, ProcessorError, ProcessorOutcome, Recorded, SessionRepository,
 };
@@ -16,7 +15,6 @@ use checkout_domain::testing::{approved, TestKit, TEST_CHECKOUT_VALIDITY};
 use checkout_domain::usecases::PaymentResult;
 use checkout_domain::values::SessionId;
 use checkout_domain::{CheckoutError, SvcCode};
-use support::{card_input, pay, start};
 use time::Duration;
 
 async fn stored(kit: &TestKit, id: SessionId) -> PaymentSession {

@@ -1,6 +1,6 @@
 //! Payment links: their address, payment until expiry, expiry, reuse of the reference.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn a_payment_link_is_the_base_slash_the_id_and_expires_after_the_link_validity() {

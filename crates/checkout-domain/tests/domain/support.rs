@@ -1,6 +1,5 @@
 //! Builders shared by the domain test files: valid requests of both flows, decimals, cards,
 //! and the two steps most tests take through `TestKit` (start a checkout, pay it).
-#![allow(dead_code)] // each test file uses a part of it
 
 use checkout_domain::card::{CardDetails, CardInput};
 use checkout_domain::session::{ChargeRequest, ItemRequest, PaymentSession, SessionRequest};

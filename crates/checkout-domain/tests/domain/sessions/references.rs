@@ -2,16 +2,14 @@
 //! (so that the merchant can query it), and the lookup of a terminal's sessions by reference.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
-mod support;
-
 use std::fmt::Debug;
 
+use crate::support::{link_request, start, start_request};
 use checkout_domain::ports::SessionRepository;
 use checkout_domain::session::SessionState;
 use checkout_domain::testing::{TestKit, TEST_LINK_VALIDITY};
 use checkout_domain::values::SessionId;
 use checkout_domain::{CheckoutError, SvcCode};
-use support::{link_request, start, start_request};
 use time::Duration;
 
 /// The code and the named session of a service error.

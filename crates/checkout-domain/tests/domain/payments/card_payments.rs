@@ -1,6 +1,6 @@
 //! Card payments and the redirects to the merchant, the payer's cancel, callback allowlists.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn an_approved_payment_is_successful_and_redirects_to_the_success_url() {

@@ -1,6 +1,6 @@
 //! Tokens and authentication (spec 5).
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn a_token_issued_for_the_right_secret_authenticates_as_the_clients_terminal() {

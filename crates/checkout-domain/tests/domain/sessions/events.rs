@@ -2,12 +2,10 @@
 //! whichever use case or sweep made it, and paging by cursor.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support::{pay, start};
 use checkout_domain::events::EventType;
 use checkout_domain::ports::ProcessorOutcome;
 use checkout_domain::testing::{TestKit, TEST_CHECKOUT_VALIDITY};
-use support::{pay, start};
 use time::Duration;
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! What an attempt may keep of a card, and what card data may print.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn an_attempt_keeps_only_the_brand_and_the_last_four_digits() {

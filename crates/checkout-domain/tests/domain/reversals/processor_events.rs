@@ -12,8 +12,8 @@ use checkout_domain::usecases::NoticeOutcome;
 use checkout_domain::values::{SessionId, TerminalNumber};
 use checkout_domain::SvcCode;
 
-use super::reversals::{code, events_of, held, paid, processor_reference};
-use super::{d, pay, start};
+use crate::reversals::captures_voids_refunds::{code, events_of, held, paid, processor_reference};
+use crate::{d, pay, start};
 
 fn notice(id: &str, subject: NoticeSubject) -> ProcessorNotice {
     ProcessorNotice {

@@ -1,6 +1,6 @@
 //! The expiry sweep.
 
-use super::*;
+use crate::*;
 
 #[tokio::test]
 async fn the_expiry_sweep_expires_due_sessions_and_cancels_due_challenges_first() {

@@ -3,10 +3,9 @@
 //! release the key, the 24-hour window, terminals kept apart, and racing retries.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{link_request, start, start_request};
 use async_trait::async_trait;
 use checkout_domain::ports::{
     Claim, ClaimTimes, IdempotencyStore, SavedResponse, TerminalDirectory,
@@ -17,7 +16,6 @@ use checkout_domain::testing::{NoProcessorEvents, SequentialIds, TestKit};
 use checkout_domain::usecases::{IdempotentAnswer, IdempotentRequest, PaymentLink};
 use checkout_domain::values::{IdempotencyKey, RequestFingerprint, TerminalNumber};
 use checkout_domain::{Checkout, CheckoutError, IdempotencyConflict, Ports, SvcCode};
-use support::{link_request, start, start_request};
 use time::Duration;
 
 /// A request with key `key` whose fingerprint is `n` in every byte.

@@ -12,7 +12,7 @@ use checkout_domain::values::{IdempotencyKey, RequestFingerprint, SessionId, Ter
 use checkout_domain::{CheckoutError, SvcCode};
 use time::Duration;
 
-use super::{d, pay, start};
+use crate::{d, pay, start};
 
 /// A session of `T-1` paid with capture (Successful, 25.00 USD); its processor reference.
 pub(super) async fn paid(kit: &TestKit, reference: &str) -> (SessionId, String) {

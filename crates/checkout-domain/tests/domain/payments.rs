@@ -1,0 +1,7 @@
+//! Card payments: authorisation, declines and further cards, the attempt ledger, card data.
+
+mod attempt_ledger;
+mod card_attempts;
+mod card_data;
+mod card_payments;
+mod declined_card;
