@@ -13,7 +13,7 @@ use checkout_domain::terminal::{CaptureMethod, Terminal};
 use checkout_domain::values::{
     ActionId, Amount, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, DisplayText, Email,
     IdempotencyKey, InternalReference, ItemCode, LineAmount, MaxCardAttempts, MerchantReference,
-    RefundId, SessionId, TerminalNumber,
+    Metadata, RefundId, SessionId, TerminalNumber,
 };
 use checkout_domain::SvcCode;
 use diesel::prelude::*;
@@ -55,6 +55,8 @@ pub(crate) struct SessionRow {
     pub current_attempt_id: Option<Uuid>,
     pub captured_amount: Option<Decimal>,
     pub refunded_amount: Decimal,
+    pub metadata: Option<serde_json::Value>,
+    pub capture_method: Option<String>,
 }
 
 /// A `session_items` row, without its `session_id`.
@@ -75,6 +77,33 @@ pub(crate) struct ChargeRow {
     pub position: i32,
     pub name: Option<String>,
     pub amount: Decimal,
+}
+
+/// The stored metadata object, checked again.
+fn metadata(stored: Option<serde_json::Value>) -> anyhow::Result<Metadata> {
+    let Some(value) = stored else {
+        return Ok(Metadata::empty());
+    };
+    let serde_json::Value::Object(map) = value else {
+        return Err(anyhow!("stored metadata is not an object"));
+    };
+    let entries = map.into_iter().map(|(k, v)| match v {
+        serde_json::Value::String(v) => Ok((k, v)),
+        _ => Err(anyhow!("stored metadata value of {k:?} is not a string")),
+    });
+    let entries = entries.collect::<anyhow::Result<Vec<_>>>()?;
+    Metadata::parse(entries).map_err(|e| anyhow!("stored metadata: {e}"))
+}
+
+/// The metadata column of `m`: NULL for none.
+pub(crate) fn metadata_column(m: &Metadata) -> Option<serde_json::Value> {
+    (!m.is_empty()).then(|| {
+        serde_json::Value::Object(
+            m.entries()
+                .map(|(k, v)| (k.to_owned(), serde_json::Value::String(v.to_owned())))
+                .collect(),
+        )
+    })
 }
 
 fn position(i: usize) -> anyhow::Result<i32> {
@@ -221,6 +250,11 @@ fn build_session(
         culture: optional_text("culture", row.culture.as_deref(), Culture::parse)?,
         items,
         charges,
+        metadata: metadata(row.metadata)?,
+        capture_method: row
+            .capture_method
+            .map(|m| CaptureMethod::parse(&m).ok_or_else(|| anyhow!("stored capture method {m:?}")))
+            .transpose()?,
         state: SessionState::from_code(row.state)
             .ok_or_else(|| anyhow!("stored state code {} is unknown", row.state))?,
         created_at: row.created_at,

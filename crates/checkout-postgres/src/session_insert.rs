@@ -38,12 +38,12 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use checkout_domain::session::{PaymentSession, SessionKind};
-use checkout_domain::terminal::Terminal;
+use checkout_domain::terminal::{CaptureMethod, Terminal};
 use checkout_domain::values::{CallbackUrl, DisplayText, Email};
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{
-    self, BigInt, Bool, Integer, Nullable, Numeric, SmallInt, Text, Timestamptz,
+    self, BigInt, Bool, Integer, Jsonb, Nullable, Numeric, SmallInt, Text, Timestamptz,
 };
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -52,7 +52,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::generic_plans::generically;
-use crate::models::{charge_rows, item_rows, KIND_CHECKOUT, KIND_LINK};
+use crate::models::{charge_rows, item_rows, metadata_column, KIND_CHECKOUT, KIND_LINK};
 use crate::unnest::{list, unnest_columns, WITH_UNNEST};
 
 unnest_columns! {
@@ -80,6 +80,8 @@ unnest_columns! {
         current_attempt_id: Nullable<sql_types::Uuid> => Option<Uuid>,
         captured_amount: Nullable<Numeric> => Option<Decimal>,
         refunded_amount: Numeric => Decimal,
+        metadata: Nullable<Jsonb> => Option<serde_json::Value>,
+        capture_method: Nullable<Text> => Option<&'static str>,
     }
 }
 
@@ -189,6 +191,8 @@ impl<'a> NewSessionRow<'a> {
             current_attempt_id: s.current_attempt.map(|a| a.as_uuid()),
             captured_amount: s.money.captured,
             refunded_amount: s.money.refunded,
+            metadata: metadata_column(&s.metadata),
+            capture_method: s.capture_method.map(CaptureMethod::as_str),
         }
     }
 }

@@ -2,7 +2,10 @@
 //! and the two steps most tests take through `TestKit` (start a checkout, pay it).
 
 use checkout_domain::card::{CardDetails, CardInput};
-use checkout_domain::session::{ChargeRequest, ItemRequest, PaymentSession, SessionRequest};
+use checkout_domain::ports::AttemptLedger;
+use checkout_domain::session::{
+    ChargeRequest, ItemRequest, PaymentAttempt, PaymentSession, SessionRequest,
+};
 use checkout_domain::testing::TestKit;
 use checkout_domain::usecases::PaymentOutcome;
 use checkout_domain::values::SessionId;
@@ -31,6 +34,8 @@ pub fn start_request(reference: &str) -> SessionRequest {
         additional_charges: vec![charge("USD")],
         items: vec![item("USD")],
         expiration_date_time: None,
+        metadata: Vec::new(),
+        capture_method: None,
     }
 }
 
@@ -109,4 +114,13 @@ pub async fn pay(kit: &TestKit, id: SessionId) -> PaymentOutcome {
         session: post.page.session,
         result: post.result.expect("the card passes the checks"),
     }
+}
+
+/// The newest card attempt of session `id` (there must be one).
+pub async fn latest_attempt(kit: &TestKit, id: SessionId) -> PaymentAttempt {
+    kit.sessions
+        .latest_attempt(id)
+        .await
+        .unwrap()
+        .expect("the session has an attempt")
 }

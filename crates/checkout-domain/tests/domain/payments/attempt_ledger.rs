@@ -195,12 +195,7 @@ async fn an_unknown_outcome_keeps_the_session_processing_until_the_processor_ans
     let outcome = pay(&kit, other.id).await;
     assert_eq!(outcome.result, PaymentResult::Unresolved);
     assert_eq!(outcome.session.state, SessionState::Processing);
-    let attempt = kit
-        .sessions
-        .latest_attempt(other.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let attempt = crate::support::latest_attempt(&kit, other.id).await;
     assert_eq!(attempt.state, AttemptState::Unknown);
     let due = attempt.next_check_at.expect("scheduled");
     assert!(due > kit.clock.now_value());
@@ -231,20 +226,10 @@ async fn an_answer_about_an_attempt_that_is_not_current_never_moves_the_session(
     kit.processor
         .push_authorize(Err(ProcessorError::Controlled("refused".into())));
     pay(&kit, session.id).await;
-    let first = kit
-        .sessions
-        .latest_attempt(session.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let first = crate::support::latest_attempt(&kit, session.id).await;
     kit.processor.time_out_authorizations(true);
     pay(&kit, session.id).await;
-    let second = kit
-        .sessions
-        .latest_attempt(session.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let second = crate::support::latest_attempt(&kit, session.id).await;
     assert_ne!(first.id, second.id);
     assert_eq!(
         stored(&kit, session.id).await.state,
@@ -360,12 +345,7 @@ async fn a_cancel_during_a_challenge_cancels_at_the_processor_first() {
     assert_eq!(outcome.result, PaymentResult::Cancelled);
     assert_eq!(outcome.session.state, SessionState::Cancelled);
     assert_eq!(kit.processor.cancel_calls(), 1);
-    let attempt = kit
-        .sessions
-        .latest_attempt(session.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let attempt = crate::support::latest_attempt(&kit, session.id).await;
     assert_eq!(attempt.state, AttemptState::Voided);
     // The payer completing the challenge at the processor afterwards charges nothing.
     assert!(!kit.processor.complete_at_processor("pi_3ds_ORD-1", true));
@@ -530,12 +510,7 @@ async fn an_attempt_unknown_past_the_idempotency_window_is_left_for_review() {
         given_up += kit.checkout.reconcile_due().await.unwrap().given_up;
     }
     assert_eq!(given_up, 1);
-    let attempt = kit
-        .sessions
-        .latest_attempt(session.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let attempt = crate::support::latest_attempt(&kit, session.id).await;
     assert_eq!(attempt.state, AttemptState::Unknown);
     assert_eq!(attempt.next_check_at, None);
     assert_eq!(
@@ -567,12 +542,7 @@ async fn a_challenge_finished_at_the_processor_without_a_return_is_settled_by_re
         stored(&kit, session.id).await.state,
         SessionState::Successful
     );
-    let attempt = kit
-        .sessions
-        .latest_attempt(session.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let attempt = crate::support::latest_attempt(&kit, session.id).await;
     assert_eq!(
         (attempt.state, attempt.next_check_at),
         (AttemptState::Succeeded, None)

@@ -6,7 +6,6 @@
 
 use crate::support::{pay, start, CARD_LAST4};
 use checkout_domain::events::EventType;
-use checkout_domain::ports::AttemptLedger;
 use checkout_domain::ports::{EventLog, ProcessorError, ProcessorOutcome, SessionRepository};
 use checkout_domain::session::{AttemptState, SessionState};
 use checkout_domain::testing::{approved, TestKit};
@@ -151,12 +150,7 @@ async fn an_unknown_outcome_never_reopens_and_a_reconciled_decline_counts() {
         .push_authorize(Ok(declined("insufficient_funds")));
     kit.clock.advance(Duration::minutes(1));
     kit.checkout.reconcile_due().await.unwrap();
-    let attempt = kit
-        .sessions
-        .latest_attempt(session.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let attempt = crate::support::latest_attempt(&kit, session.id).await;
     assert_eq!(attempt.state, AttemptState::Declined);
     let stored = kit.sessions.get(session.id).await.unwrap().unwrap();
     assert_eq!(stored.state, SessionState::Pending);

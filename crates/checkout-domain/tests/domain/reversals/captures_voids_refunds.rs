@@ -3,9 +3,9 @@
 //! the reconciliation sweep, never by a second processor operation.
 
 use checkout_domain::events::EventType;
-use checkout_domain::ports::AttemptLedger;
 use checkout_domain::ports::{EventLog, ProcessorOutcome, RefundOutcome, ReversalLedger};
-use checkout_domain::session::{LedgerState, SessionState};
+use checkout_domain::session::{LedgerState, SessionRequest, SessionState};
+use checkout_domain::terminal::CaptureMethod;
 use checkout_domain::testing::TestKit;
 use checkout_domain::usecases::{IdempotentAnswer, IdempotentRequest};
 use checkout_domain::values::{IdempotencyKey, RequestFingerprint, SessionId, TerminalNumber};
@@ -35,7 +35,7 @@ pub(super) async fn held(kit: &TestKit, reference: &str) -> SessionId {
 
 /// The processor's reference of the session's payment.
 pub(super) async fn processor_reference(kit: &TestKit, id: SessionId) -> String {
-    let attempt = kit.sessions.latest_attempt(id).await.unwrap().unwrap();
+    let attempt = crate::support::latest_attempt(kit, id).await;
     attempt.processor_reference.unwrap()
 }
 
@@ -441,4 +441,38 @@ async fn a_row_the_sweep_cannot_ask_about_never_stops_the_others() {
     assert!(report.first_reversal_error.is_some());
     assert_eq!(report.reversals_settled, 1, "the other refund is settled");
     assert_eq!(kit.processor.refunds_of(&reference), [d("2.00")]);
+}
+
+#[tokio::test]
+async fn a_session_created_for_manual_capture_is_held_on_an_automatic_terminal() {
+    let kit = TestKit::new();
+    let request = SessionRequest {
+        capture_method: Some("manual".into()),
+        ..crate::support::start_request("MANUAL-1")
+    };
+    let session = kit
+        .checkout
+        .start_payment(&kit.caller("T-1"), &request)
+        .await
+        .unwrap();
+    assert_eq!(session.capture_method, Some(CaptureMethod::Manual));
+    let outcome = pay(&kit, session.id).await;
+    // The processor was asked to hold the authorisation, and the merchant captures it.
+    assert_eq!(outcome.session.state, SessionState::ApprovedTransaction);
+    let attempt = crate::support::latest_attempt(&kit, session.id).await;
+    assert_eq!(attempt.capture_method, CaptureMethod::Manual);
+    let captured = kit
+        .checkout
+        .capture_payment(&kit.caller("T-1"), session.id, Some(d("10.00")))
+        .await
+        .unwrap();
+    assert_eq!(captured.state, SessionState::Successful);
+
+    // Without the field, the terminal's method (automatic) applies.
+    let plain = start(&kit, "MANUAL-2").await;
+    assert_eq!(plain.capture_method, None);
+    assert_eq!(
+        pay(&kit, plain.id).await.session.state,
+        SessionState::Successful
+    );
 }

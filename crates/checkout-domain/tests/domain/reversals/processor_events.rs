@@ -4,7 +4,6 @@
 //! service does not know are answered and left alone.
 
 use checkout_domain::events::{EventSubject, EventType};
-use checkout_domain::ports::AttemptLedger;
 use checkout_domain::ports::{EventLog, NoticeSubject, ProcessorNotice, SessionRepository};
 use checkout_domain::session::{DisputeStatus, LedgerState, SessionState};
 use checkout_domain::testing::TestKit;
@@ -217,12 +216,7 @@ async fn an_event_resolves_an_attempt_whose_answer_was_lost() {
     pay(&kit, session.id).await;
     assert_eq!(state_of(&kit, session.id).await, SessionState::Processing);
     kit.processor.time_out_authorizations(false);
-    let attempt = kit
-        .sessions
-        .latest_attempt(session.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let attempt = crate::support::latest_attempt(&kit, session.id).await;
     // The event carries the attempt the intent was made for: it is settled now, not at the
     // sweep's next turn, with the attempt's own key.
     let event = notice(
@@ -301,12 +295,7 @@ async fn an_event_never_replays_an_attempt_past_the_processors_key_lifetime() {
     kit.processor.time_out_authorizations(true);
     pay(&kit, session.id).await;
     kit.processor.time_out_authorizations(false);
-    let attempt = kit
-        .sessions
-        .latest_attempt(session.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let attempt = crate::support::latest_attempt(&kit, session.id).await;
     let sent = kit.processor.authorize_calls();
     // A day later the processor may have forgotten the key: a replay could charge anew.
     kit.clock.advance(time::Duration::hours(24));

@@ -146,6 +146,8 @@ proptest! {
                 charge_currency_code: s(3),
             }],
             expiration_date_time: None,
+            metadata: Vec::new(),
+            capture_method: None,
         };
         if let Err(errors) = request.validate(flow, CallbackRule::HttpsOnly) {
             for key in errors.fields().keys() {

@@ -7,6 +7,7 @@ use crate::support::{
     charge, d, item, link_request, start_request, BACK_URL, FAIL_URL, SUCCESS_URL,
 };
 use checkout_domain::session::{NewSession, SessionFlow, SessionRequest};
+use checkout_domain::terminal::CaptureMethod;
 use checkout_domain::values::{CallbackRule, Culture};
 use checkout_domain::ValidationErrors;
 
@@ -746,4 +747,88 @@ fn an_unknown_currency_and_a_non_positive_amount_are_both_reported() {
     };
     let errors = refused(&request, LINK);
     assert_eq!(keys(&errors), ["CurrencyCode", "TotalTransactionAmount"]);
+}
+
+fn with_metadata(pairs: &[(&str, Option<&str>)]) -> SessionRequest {
+    SessionRequest {
+        metadata: pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.map(str::to_owned)))
+            .collect(),
+        ..start_request("ORD-META")
+    }
+}
+
+#[test]
+fn metadata_within_stripes_limits_is_kept_as_sent_on_both_flows() {
+    let key = "k".repeat(40);
+    let value = "ñ".repeat(500);
+    let new = accepted(
+        &with_metadata(&[("orderId", Some("1001")), (&key, Some(&value))]),
+        START,
+    );
+    let kept: Vec<(&str, &str)> = new.metadata.entries().collect();
+    assert_eq!(kept, [(key.as_str(), value.as_str()), ("orderId", "1001")]);
+    let link = SessionRequest {
+        metadata: vec![("channel".into(), Some("email".into()))],
+        ..link_request("ORD-META-L")
+    };
+    assert_eq!(accepted(&link, LINK).metadata.entries().count(), 1);
+}
+
+#[test]
+fn a_metadata_pair_past_a_limit_is_refused_naming_its_key() {
+    let long_key = "k".repeat(41);
+    let cases = [
+        (
+            with_metadata(&[(&long_key, Some("v"))]),
+            format!("Metadata[{long_key}]"),
+        ),
+        (
+            with_metadata(&[("note", Some(&"v".repeat(501)))]),
+            "Metadata[note]".to_owned(),
+        ),
+        (
+            with_metadata(&[("count", None)]),
+            "Metadata[count]".to_owned(),
+        ),
+        (
+            with_metadata(&[("a[b]", Some("v"))]),
+            "Metadata[a[b]]".to_owned(),
+        ),
+    ];
+    for (request, field) in cases {
+        let messages = refused_only_on(&request, START, &field);
+        assert!(messages[0].starts_with(&field), "{messages:?}");
+    }
+    let keys: Vec<String> = (0..51).map(|i| format!("k{i}")).collect();
+    let pairs: Vec<(&str, Option<&str>)> = keys.iter().map(|k| (k.as_str(), Some("v"))).collect();
+    let messages = refused_only_on(&with_metadata(&pairs), START, "Metadata");
+    assert_eq!(messages, ["Metadata may hold at most 50 keys."]);
+}
+
+#[test]
+fn a_capture_method_is_automatic_or_manual() {
+    for (given, expected) in [
+        ("manual", CaptureMethod::Manual),
+        ("automatic", CaptureMethod::Automatic),
+    ] {
+        let request = SessionRequest {
+            capture_method: Some(given.into()),
+            ..start_request("ORD-CM")
+        };
+        assert_eq!(accepted(&request, START).capture_method, Some(expected));
+    }
+    assert_eq!(
+        accepted(&start_request("ORD-CM"), START).capture_method,
+        None
+    );
+    let request = SessionRequest {
+        capture_method: Some("later".into()),
+        ..link_request("ORD-CM")
+    };
+    assert_eq!(
+        refused_only_on(&request, LINK, "CaptureMethod"),
+        ["CaptureMethod must be automatic or manual."]
+    );
 }
