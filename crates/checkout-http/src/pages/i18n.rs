@@ -144,8 +144,6 @@ pub struct Texts {
     pub processor_unreachable: &'static str,
     /// SVC_004 on the form.
     pub processor_refused: &'static str,
-    /// Result page title.
-    pub result_title: &'static str,
     /// Approved.
     pub result_approved: &'static str,
     /// Declined (SVC_006).
@@ -224,6 +222,28 @@ pub struct Texts {
     pub return_to: &'static str,
     /// Heading of the next-step text.
     pub what_now: &'static str,
+    /// Result heading and title: approved.
+    pub heading_approved: &'static str,
+    /// Result heading and title: declined.
+    pub heading_declined: &'static str,
+    /// Result heading and title: cancelled.
+    pub heading_cancelled: &'static str,
+    /// Result heading and title: waiting for the bank's authentication.
+    pub heading_challenge: &'static str,
+    /// Result heading and title: the processor is confirming.
+    pub heading_processing: &'static str,
+    /// Result heading and title: expired.
+    pub heading_expired: &'static str,
+    /// Label of the purchase description.
+    pub description: &'static str,
+    /// Heading of the notice asking to type the card again.
+    pub retype_heading: &'static str,
+    /// Why the card must be typed again.
+    pub retype_text: &'static str,
+    /// What the live region says while the payment is sent.
+    pub processing_status: &'static str,
+    /// Before the title of a form with errors.
+    pub error_prefix: &'static str,
 }
 
 /// Spanish.
@@ -253,7 +273,6 @@ pub const ES: Texts = Texts {
     bad_cvv: "El código debe tener 3 dígitos (4 en American Express).",
     processor_unreachable: "No pudimos comunicarnos con el procesador de tarjetas. No se realizó ningún cargo; intente de nuevo.",
     processor_refused: "El procesador de tarjetas no aceptó la solicitud. No se realizó ningún cargo; revise los datos e intente de nuevo.",
-    result_title: "Resultado del pago",
     result_approved: "Pago aprobado. ¡Gracias!",
     result_declined: "La tarjeta fue rechazada. No se realizó ningún cargo.",
     declined_try_another: "La tarjeta fue rechazada. No se realizó ningún cargo; puede pagar con otra tarjeta.",
@@ -293,6 +312,17 @@ pub const ES: Texts = Texts {
     reopen: "Abrir de nuevo la página de pago",
     return_to: "Volver a",
     what_now: "¿Qué puede hacer?",
+    heading_approved: "Pago aprobado",
+    heading_declined: "Tarjeta rechazada",
+    heading_cancelled: "Pago cancelado",
+    heading_challenge: "Falta la autenticación de su banco",
+    heading_processing: "Confirmando el pago",
+    heading_expired: "Pago vencido",
+    description: "Descripción",
+    retype_heading: "Vuelva a escribir los datos de la tarjeta",
+    retype_text: "Por su seguridad no pudimos usar el formulario enviado. No se realizó ningún cargo.",
+    processing_status: "Procesando el pago. No cierre ni recargue esta página.",
+    error_prefix: "Error",
 };
 
 /// English.
@@ -322,7 +352,6 @@ pub const EN: Texts = Texts {
     bad_cvv: "The code must be 3 digits (4 for American Express).",
     processor_unreachable: "We could not reach the card processor. Nothing was charged; please try again.",
     processor_refused: "The card processor did not accept the request. Nothing was charged; check the details and try again.",
-    result_title: "Payment result",
     result_approved: "Payment approved. Thank you!",
     result_declined: "The card was declined. Nothing was charged.",
     declined_try_another: "The card was declined. Nothing was charged; you can pay with another card.",
@@ -362,6 +391,17 @@ pub const EN: Texts = Texts {
     reopen: "Open the payment page again",
     return_to: "Return to",
     what_now: "What you can do",
+    heading_approved: "Payment approved",
+    heading_declined: "Card declined",
+    heading_cancelled: "Payment cancelled",
+    heading_challenge: "Your bank's authentication is needed",
+    heading_processing: "Confirming your payment",
+    heading_expired: "Payment expired",
+    description: "Description",
+    retype_heading: "Please enter your card details again",
+    retype_text: "For your security the form you sent could not be used. Nothing was charged.",
+    processing_status: "Processing your payment. Please do not close or reload this page.",
+    error_prefix: "Error",
 };
 
 impl Texts {
@@ -439,7 +479,8 @@ mod tests {
         // Only words that are the same in both languages may match.
         let same: Vec<&String> = es.keys().filter(|k| es[*k] == en[*k]).collect();
         assert!(
-            same.iter().all(|k| ["total"].contains(&k.as_str())),
+            same.iter()
+                .all(|k| ["total", "error_prefix"].contains(&k.as_str())),
             "untranslated: {same:?}"
         );
     }

@@ -11,6 +11,7 @@ mod browser;
 mod cancel;
 mod challenge;
 mod error_page;
+mod flash;
 mod form;
 mod load;
 mod money;
@@ -23,10 +24,11 @@ use checkout_domain::session::PaymentSession;
 use tera::Tera;
 
 use self::csrf::CsrfKey;
+use self::flash::FlashKey;
 
 /// What the pages need besides the use cases.
 pub struct PagesConfig {
-    /// 32 secret bytes for the CSRF tokens.
+    /// 32 secret bytes for the CSRF tokens and the re-shown forms' cookie.
     pub csrf_secret: [u8; 32],
     /// The public base URL (for the processor's return address).
     pub public_base_url: String,
@@ -45,7 +47,9 @@ pub struct PagesConfig {
 pub struct Pages {
     tera: Tera,
     csrf: CsrfKey,
+    flash: FlashKey,
     public_base_url: String,
+    own_origin: String,
     own_challenge_page: bool,
     processor_origins: Vec<String>,
     processing_wait: std::time::Duration,
@@ -65,6 +69,10 @@ impl Pages {
         Ok(Pages {
             tera: render::templates()?,
             csrf: CsrfKey::new(&config.csrf_secret),
+            flash: FlashKey::new(&config.csrf_secret),
+            own_origin: url::Url::parse(&config.public_base_url)
+                .map(|u| u.origin().ascii_serialization())
+                .unwrap_or_default(),
             public_base_url: config.public_base_url.trim_end_matches('/').to_owned(),
             own_challenge_page: config.own_challenge_page,
             processor_origins: config.processor_origins,
@@ -75,6 +83,11 @@ impl Pages {
     /// Whether cookies are `Secure`: only when the public base URL is https.
     pub fn cookies_secure(&self) -> bool {
         self.public_base_url.starts_with("https://")
+    }
+
+    /// The origin of the public base URL (`scheme://host[:port]`).
+    pub fn own_origin(&self) -> &str {
+        &self.own_origin
     }
 
     /// The CSP of pages about `session`: forms may lead to the merchant's callback origins

@@ -243,6 +243,8 @@ pub struct PayView {
     pub holder: String,
     /// The expiry to keep (`MM/YY`), when it was valid; never the number or the code.
     pub expiry: String,
+    /// Before the title: what went wrong (errors, a declined card), when something did.
+    pub title_prefix: Option<&'static str>,
 }
 
 /// A message above the card form, with the service code it stands for.
@@ -250,6 +252,8 @@ pub struct PayView {
 pub struct Banner {
     /// The SVC code (`data-code` of the banner), for support and tests.
     pub code: &'static str,
+    /// A heading naming what the payer must do, when the banner asks for something.
+    pub heading: Option<&'static str>,
     /// The message, in the page's language.
     pub text: &'static str,
 }
@@ -264,6 +268,8 @@ pub struct ResultView {
     pub purchase: PurchaseView,
     /// State name (`data-state`).
     pub state: &'static str,
+    /// The heading and title: the outcome in words.
+    pub heading: &'static str,
     /// What happened.
     pub message: &'static str,
     /// What the payer can do now.

@@ -9,6 +9,7 @@ mod support;
 
 mod flows;
 mod pages;
+mod payer;
 
 use flows::Flow;
 use support::webdriver::Browser;
@@ -190,38 +191,27 @@ async fn the_script_formats_the_card_checks_it_and_sends_one_post_on_a_double_cl
 }
 
 #[tokio::test]
-async fn the_pay_button_shows_that_the_payment_is_being_processed() {
+async fn the_processing_state_is_announced_politely_and_keeps_the_focus() {
     let (server, merchant, browser) = setup("pages-processing").await;
-    let flow = Flow::new(&server, &merchant, &browser);
-    let (id, _) = flow.start_payment("BUSY").await;
-    flow.open_checkout(&id).await;
-    browser.type_into("#cardholderName", "Ada Lovelace").await;
-    browser.type_into("#cardNumber", flows::APPROVED_CARD).await;
-    browser.type_into("#cardExpiry", flows::EXPIRY).await;
-    browser.type_into("#cardCvv", flows::CVV).await;
-    // Hold the form's navigation so that the page after the click can be read.
-    browser
-        .execute(
-            "document.getElementById('card-form').addEventListener('submit', \
-               e => { window.__submitted = !e.defaultPrevented; e.preventDefault(); });",
-            vec![],
-        )
-        .await;
-    browser.click("#pay").await;
-    let state = browser
-        .execute(
-            "const b = document.getElementById('pay'); \
-             return [b.disabled, b.getAttribute('aria-busy'), b.textContent, window.__submitted];",
-            vec![],
-        )
-        .await;
-    assert_eq!(state[0], true, "{state}");
-    assert_eq!(state[1], "true", "{state}");
-    assert!(
-        state[2].as_str().unwrap_or_default().contains("Processing"),
-        "{state}"
-    );
-    browser.screenshot("script-processing").await;
+    payer::the_processing_state_is_announced(&server, &merchant, &browser).await;
+}
+
+#[tokio::test]
+async fn links_opened_twice_from_another_site_leave_every_tab_able_to_pay() {
+    let (server, merchant, browser) = setup("payer-other-site").await;
+    payer::links_opened_from_another_site(&server, &merchant, &browser).await;
+}
+
+#[tokio::test]
+async fn a_post_forged_on_another_site_is_refused_and_charges_nothing() {
+    let (server, merchant, browser) = setup("payer-forged").await;
+    payer::a_forged_cross_site_post(&server, &merchant, &browser).await;
+}
+
+#[tokio::test]
+async fn reload_and_back_after_every_answer_to_a_card_post_send_nothing() {
+    let (server, merchant, browser) = setup("payer-prg").await;
+    payer::reload_and_back_after_every_answer(&server, &merchant, &browser).await;
 }
 
 #[tokio::test]

@@ -235,10 +235,18 @@ impl<'a> Pages<'a> {
         assert_eq!(b.value("#cardholderName").await, "Ada Lovelace");
         self.check("errors").await;
 
-        // Approved: a GET page after a 303; the form's post is not the page.
+        // Approved: a GET page after a 303; the form's post is not the page. Its heading and
+        // title name the outcome.
         self.flow.pay_with(APPROVED_CARD).await;
         b.find("#result").await;
         assert!(b.url().await.contains(&format!("/pay/link/{id}")));
+        let approved = if es {
+            "Pago aprobado"
+        } else {
+            "Payment approved"
+        };
+        assert_eq!(b.text("#outcome").await, approved);
+        assert!(b.title_contains(approved).await);
         b.find("#next-step").await;
         self.check("approved").await;
 
@@ -337,8 +345,9 @@ impl<'a> Pages<'a> {
         assert!(b.try_find("#merchant-name").await.is_none());
         self.check("unknown").await;
 
-        // The form expired (its token no longer matches): a way back to the payment page.
-        let (_, link) = self.flow.payment_link("FORM-EXPIRED", self.mode.lang).await;
+        // A post whose token cannot be used: the form again, its heading asking to type the
+        // card again.
+        let (id, link) = self.flow.payment_link("FORM-EXPIRED", self.mode.lang).await;
         b.goto(&link).await;
         b.execute(
             "document.querySelector('input[name=csrfToken]').value = 'stale'",
@@ -347,11 +356,39 @@ impl<'a> Pages<'a> {
         .await;
         self.flow.pay_with(APPROVED_CARD).await;
         assert_eq!(
-            b.attribute("#error", "data-code").await.as_deref(),
+            b.attribute("#banner", "data-code").await.as_deref(),
             Some("CSRF")
         );
-        b.find("#reopen").await;
-        self.check("form-expired").await;
+        let heading = b.text("#banner-heading").await;
+        assert!(
+            heading.contains(if es {
+                "Vuelva a escribir"
+            } else {
+                "enter your card"
+            }),
+            "{heading}"
+        );
+        b.find("#card-form").await;
+        assert_eq!(self.flow.attempts(&id).await, 0);
+        self.check("form-retype").await;
+
+        // The payment being sent (the script): the live region speaks, axe finds nothing.
+        if self.mode.script {
+            b.type_into("#cardholderName", "Ada Lovelace").await;
+            b.type_into("#cardNumber", APPROVED_CARD).await;
+            b.type_into("#cardExpiry", crate::flows::EXPIRY).await;
+            b.type_into("#cardCvv", crate::flows::CVV).await;
+            b.execute(
+                "document.getElementById('card-form').addEventListener('submit', \
+                   e => e.preventDefault());",
+                vec![],
+            )
+            .await;
+            b.click("#pay").await;
+            assert!(!b.text("#pay-status").await.is_empty());
+            assert!(b.hidden("#banner").await, "the old notice is hidden");
+            self.check("sending").await;
+        }
     }
 
     /// A link of 15,000.00 CRC with two lines (2 × 5,000.00 and 1 × 5,000.00).
