@@ -244,6 +244,30 @@ pub struct Texts {
     pub processing_status: &'static str,
     /// Before the title of a form with errors.
     pub error_prefix: &'static str,
+    /// The footer link to the accessibility statement.
+    pub accessibility_link: &'static str,
+    /// The accessibility statement's title.
+    pub a11y_title: &'static str,
+    /// Who the statement is about.
+    pub a11y_intro: &'static str,
+    /// Heading: how accessible the pages are.
+    pub a11y_status_heading: &'static str,
+    /// How accessible the pages are.
+    pub a11y_status: &'static str,
+    /// Heading: how they are checked.
+    pub a11y_checked_heading: &'static str,
+    /// How they are checked.
+    pub a11y_checked: &'static str,
+    /// Heading: what is known not to work well.
+    pub a11y_limits_heading: &'static str,
+    /// What is known not to work well.
+    pub a11y_limits: &'static str,
+    /// Heading: how to report a barrier.
+    pub a11y_contact_heading: &'static str,
+    /// How to report a barrier.
+    pub a11y_contact: &'static str,
+    /// When the statement was written.
+    pub a11y_date: &'static str,
 }
 
 /// Spanish.
@@ -323,6 +347,18 @@ pub const ES: Texts = Texts {
     retype_text: "Por su seguridad no pudimos usar el formulario enviado. No se realizó ningún cargo.",
     processing_status: "Procesando el pago. No cierre ni recargue esta página.",
     error_prefix: "Error",
+    accessibility_link: "Accesibilidad",
+    a11y_title: "Declaración de accesibilidad",
+    a11y_intro: "Esta declaración trata de las páginas de pago de este servicio: el formulario de tarjeta, la autenticación, el resultado y los mensajes de error.",
+    a11y_status_heading: "Estado de cumplimiento",
+    a11y_status: "Las páginas buscan cumplir las Pautas de Accesibilidad para el Contenido Web (WCAG) 2.2, nivel AA, que pide la norma europea EN 301 549 y que la Ley Europea de Accesibilidad aplica a los servicios de pago. Están hechas para usarse con teclado, con lector de pantalla, en pantallas pequeñas y sin JavaScript.",
+    a11y_checked_heading: "Cómo lo comprobamos",
+    a11y_checked: "Pruebas automáticas revisan cada estado de las páginas con axe-core en Chromium, en tamaño de teléfono y de escritorio, en español y en inglés, con y sin JavaScript. Los errores, el envío del pago y los resultados están en regiones que los lectores de pantalla anuncian.",
+    a11y_limits_heading: "Limitaciones conocidas",
+    a11y_limits: "La hora en que vence un enlace de pago se muestra en hora UTC, no en su hora local.",
+    a11y_contact_heading: "Comentarios y contacto",
+    a11y_contact: "Si encuentra una barrera, avise al comercio que le envió esta página e indique cuál era y qué ocurrió; el comercio es nuestro cliente y puede contactarnos.",
+    a11y_date: "Declaración preparada el 28 de noviembre de 2026.",
 };
 
 /// English.
@@ -402,6 +438,18 @@ pub const EN: Texts = Texts {
     retype_text: "For your security the form you sent could not be used. Nothing was charged.",
     processing_status: "Processing your payment. Please do not close or reload this page.",
     error_prefix: "Error",
+    accessibility_link: "Accessibility",
+    a11y_title: "Accessibility statement",
+    a11y_intro: "This statement covers this service's payment pages: the card form, the authentication, the result and the error messages.",
+    a11y_status_heading: "Compliance status",
+    a11y_status: "The pages aim to meet the Web Content Accessibility Guidelines (WCAG) 2.2 at level AA, which the European standard EN 301 549 asks for and the European Accessibility Act applies to payment services. They are built to be used with a keyboard, with a screen reader, on small screens and without JavaScript.",
+    a11y_checked_heading: "How we check",
+    a11y_checked: "Automated tests check every state of the pages with axe-core in Chromium, at phone and desktop sizes, in Spanish and English, with and without JavaScript. Errors, the sending of the payment and the results are in regions that screen readers announce.",
+    a11y_limits_heading: "Known limitations",
+    a11y_limits: "The time a payment link expires is shown in UTC, not in your local time.",
+    a11y_contact_heading: "Feedback and contact",
+    a11y_contact: "If you meet a barrier, tell the merchant who sent you this page which page it was and what happened; the merchant is our customer and can reach us.",
+    a11y_date: "Statement prepared on 28 November 2026.",
 };
 
 impl Texts {

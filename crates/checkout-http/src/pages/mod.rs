@@ -1,5 +1,6 @@
 //! The hosted pages (spec 4.5): the checkout page, the payment link page, the card form post,
-//! the sandbox 3DS challenge, the processor's return, and cancel. Server-rendered with tera;
+//! the sandbox 3DS challenge, the processor's return, and cancel; besides them the
+//! accessibility statement every page links (`/pay/accessibility`) and `/favicon.ico`. Server-rendered with tera;
 //! one first-party script enhances them (`templates/checkout.js`, allowed by its hash) and
 //! every page works without it. Every use case is the domain's.
 
@@ -13,6 +14,7 @@ mod challenge;
 mod error_page;
 mod flash;
 mod form;
+mod icon;
 mod load;
 mod money;
 mod navigate;
@@ -137,6 +139,34 @@ async fn favicon() -> HttpResponse {
     asset("image/svg+xml", render::FAVICON)
 }
 
+/// `/favicon.ico`, for the clients that ask for it whatever the page says.
+async fn favicon_ico() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("image/x-icon")
+        .insert_header(("Cache-Control", "public, max-age=86400"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .body(icon::favicon_ico())
+}
+
+/// GET /pay/accessibility: the accessibility statement (`?lg=es|en`), linked from every page.
+async fn accessibility(
+    state: web::Data<crate::AppState>,
+    req: actix_web::HttpRequest,
+    query: web::Query<form::LangQuery>,
+) -> HttpResponse {
+    let pages = &state.pages;
+    let lang = i18n::Lang::choose(query.lg.as_deref(), None, browser::accept_language(&req));
+    render::html(
+        &pages.tera,
+        actix_web::http::StatusCode::OK,
+        "accessibility.html",
+        &render::StatementView {
+            frame: render::Frame::new(lang, ""),
+        },
+        &pages.csp_for(None),
+    )
+}
+
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route(
@@ -169,5 +199,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .route("/pay/assets/checkout.css", web::get().to(stylesheet))
     .route("/pay/assets/checkout.js", web::get().to(script))
-    .route("/pay/assets/favicon.svg", web::get().to(favicon));
+    .route("/pay/assets/favicon.svg", web::get().to(favicon))
+    .route("/pay/accessibility", web::get().to(accessibility))
+    .route("/favicon.ico", web::get().to(favicon_ico));
 }

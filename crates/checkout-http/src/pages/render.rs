@@ -15,7 +15,7 @@ use super::i18n::{Lang, Texts};
 use super::money;
 
 /// The templates, compiled into the binary from the top-level `templates/` folder.
-const TEMPLATES: [(&str, &str); 5] = [
+const TEMPLATES: [(&str, &str); 6] = [
     (
         "layout.html",
         include_str!("../../../../templates/layout.html"),
@@ -32,6 +32,10 @@ const TEMPLATES: [(&str, &str); 5] = [
     (
         "error.html",
         include_str!("../../../../templates/error.html"),
+    ),
+    (
+        "accessibility.html",
+        include_str!("../../../../templates/accessibility.html"),
     ),
 ];
 
@@ -283,6 +287,14 @@ pub struct ResultView {
     pub refresh: bool,
     /// This page in its language (the "check again" link).
     pub self_href: String,
+}
+
+/// The accessibility statement.
+#[derive(Debug, Serialize)]
+pub struct StatementView {
+    /// The frame.
+    #[serde(flatten)]
+    pub frame: Frame,
 }
 
 /// The sandbox challenge page.

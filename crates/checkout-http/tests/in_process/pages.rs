@@ -404,3 +404,28 @@ async fn a_post_from_another_site_is_refused_and_one_from_this_origin_needs_no_c
     assert_eq!(reply.header("location"), format!("/pay/link/{id}?lg=en"));
     assert_eq!(app.kit.processor.authorize_calls(), 1);
 }
+
+#[actix_web::test]
+async fn the_accessibility_statement_and_the_favicon_ico_are_answered() {
+    let app = support::start().await;
+    for lg in LANGS {
+        let reply = app.browse(&format!("/pay/accessibility?lg={lg}"), "").await;
+        assert_eq!(reply.status, StatusCode::OK);
+        assert!(reply
+            .header("content-security-policy")
+            .contains("default-src 'none'"));
+        assert_page!(format!("accessibility_{lg}"), reply);
+    }
+    // Every page links it, in its language.
+    let token = app.token().await;
+    let id = app.payment_link(&token, "INVOICE-A11Y").await;
+    let page = app
+        .browse(&format!("/pay/link/{id}?lg=en"), "")
+        .await
+        .text();
+    assert!(page.contains(r#"<a id="accessibility-link" href="/pay/accessibility?lg=en">"#));
+    let ico = app.browse("/favicon.ico", "").await;
+    assert_eq!(ico.status, StatusCode::OK);
+    assert_eq!(ico.header("content-type"), "image/x-icon");
+    assert_eq!(&ico.body[..6], &[0, 0, 1, 0, 1, 0], "an ICO with one image");
+}

@@ -422,5 +422,67 @@ async fn input_borders_and_the_focus_ring_have_3_to_1_contrast_and_there_is_a_fa
         .await
         .expect("the favicon");
     assert_eq!(icon.status(), 200);
+    // The clients that ask for /favicon.ico whatever the page says get an icon too.
+    let ico = server
+        .http
+        .get(format!("{}/favicon.ico", server.base))
+        .send()
+        .await
+        .expect("the ICO");
+    assert_eq!(ico.status(), 200);
+    assert_eq!(
+        ico.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("image/x-icon")
+    );
     browser.screenshot("focus-ring").await;
+}
+
+/// What the card form costs a payer on a first visit, measured by Chromium's resource timing
+/// (bytes on the wire, headers included), the favicon included.
+#[tokio::test]
+async fn the_card_form_weighs_under_40_kb_in_under_8_requests() {
+    let (server, merchant, browser) = setup("pages-weight").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    let (id, _) = flow.start_payment("WEIGHT").await;
+    flow.open_checkout(&id).await;
+    let entries = browser
+        .execute(
+            "return performance.getEntriesByType('navigation')\
+               .concat(performance.getEntriesByType('resource'))\
+               .map(e => [e.name, e.transferSize]);",
+            vec![],
+        )
+        .await;
+    let entries = entries.as_array().cloned().unwrap_or_default();
+    // Chromium lists the favicon among the resources when it fetched it; else count it.
+    let mut bytes: u64 = entries
+        .iter()
+        .map(|e| e[1].as_u64().expect("a transfer size"))
+        .sum();
+    let mut requests = entries.len();
+    let listed = entries
+        .iter()
+        .any(|e| e[0].as_str().is_some_and(|n| n.ends_with("/favicon.svg")));
+    if !listed {
+        let favicon = server
+            .http
+            .get(format!("{}/pay/assets/favicon.svg", server.base))
+            .send()
+            .await
+            .expect("the favicon")
+            .bytes()
+            .await
+            .expect("bytes");
+        bytes += favicon.len() as u64;
+        requests += 1;
+    }
+    eprintln!("the card form: {bytes} bytes in {requests} requests: {entries:?}");
+    assert!(
+        entries.iter().all(|e| e[1].as_u64() > Some(0)),
+        "all fetched: {entries:?}"
+    );
+    assert!(bytes < 40 * 1024, "{bytes} bytes");
+    assert!(requests < 8, "{requests} requests");
 }

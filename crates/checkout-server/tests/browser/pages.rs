@@ -164,6 +164,12 @@ impl<'a> Pages<'a> {
         );
         let lang = self.browser.attribute("html", "lang").await;
         assert_eq!(lang.as_deref(), Some(self.mode.lang), "{name}");
+        let statement = self.browser.attribute("#accessibility-link", "href").await;
+        assert!(
+            statement
+                .is_some_and(|h| h.ends_with(&format!("/pay/accessibility?lg={}", self.mode.lang))),
+            "{name}: the accessibility statement is linked"
+        );
         let other = if self.mode.lang == "es" { "en" } else { "es" };
         assert_eq!(
             self.browser
@@ -371,6 +377,13 @@ impl<'a> Pages<'a> {
         b.find("#card-form").await;
         assert_eq!(self.flow.attempts(&id).await, 0);
         self.check("form-retype").await;
+
+        // The accessibility statement, from the page's own link.
+        let form_url = b.url().await;
+        b.click_and_settle("#accessibility-link").await;
+        b.find("#statement").await;
+        self.check("accessibility").await;
+        b.goto(&form_url).await;
 
         // The payment being sent (the script): the live region speaks, axe finds nothing.
         if self.mode.script {
