@@ -209,6 +209,12 @@ async fn a_post_forged_on_another_site_is_refused_and_charges_nothing() {
 }
 
 #[tokio::test]
+async fn a_payment_links_qr_code_decodes_to_the_link_as_svg_and_png() {
+    let (server, merchant, browser) = setup("payer-qr").await;
+    payer::the_qr_code_decodes_to_the_link(&server, &merchant, &browser).await;
+}
+
+#[tokio::test]
 async fn reload_and_back_after_every_answer_to_a_card_post_send_nothing() {
     let (server, merchant, browser) = setup("payer-prg").await;
     payer::reload_and_back_after_every_answer(&server, &merchant, &browser).await;

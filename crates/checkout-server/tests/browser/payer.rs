@@ -330,3 +330,93 @@ pub async fn the_processing_state_is_announced(server: &TestServer, merchant: &s
         b.screenshot(&format!("payer-processing-{lang}")).await;
     }
 }
+
+/// The text of jsQR's `jsQR.js`, installed from npm by `scripts/jsqr.sh`.
+fn jsqr_source() -> String {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let output = std::process::Command::new(root.join("scripts/jsqr.sh"))
+        .output()
+        .expect("run scripts/jsqr.sh (needs npm)");
+    assert!(
+        output.status.success(),
+        "scripts/jsqr.sh: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"))
+}
+
+/// Draws the image `data_url` on a canvas in a blank page and decodes it with jsQR.
+async fn decode_qr(b: &Browser, data_url: &str) -> String {
+    b.goto("about:blank").await;
+    b.execute(&jsqr_source(), vec![]).await;
+    let decoded = b
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; const img = new Image(); \
+             img.onload = () => { const c = document.createElement('canvas'); \
+               c.width = img.naturalWidth || 400; c.height = img.naturalHeight || 400; \
+               const g = c.getContext('2d'); g.fillStyle = '#fff'; g.fillRect(0, 0, c.width, c.height); \
+               g.drawImage(img, 0, 0, c.width, c.height); \
+               const d = g.getImageData(0, 0, c.width, c.height); \
+               const r = jsQR(d.data, c.width, c.height); done(r ? r.data : 'no code'); }; \
+             img.onerror = () => done('not an image'); img.src = arguments[0];",
+            vec![json!(data_url)],
+        )
+        .await;
+    decoded.as_str().unwrap_or_default().to_owned()
+}
+
+/// A payment link's QR code, fetched by the merchant as SVG and as PNG, decodes (with jsQR,
+/// from npm, in Chromium) to exactly the link the merchant was given.
+pub async fn the_qr_code_decodes_to_the_link(server: &TestServer, merchant: &str, b: &Browser) {
+    use base64::Engine;
+    let flow = Flow::new(server, merchant, b);
+    let (id, link) = flow.payment_link("QR", "es").await;
+    let token = server.token().await;
+    for (format, media) in [("svg", "image/svg+xml"), ("png", "image/png")] {
+        let reply = server
+            .http
+            .get(format!(
+                "{}/pay/api/payment/{id}/qr?format={format}",
+                server.base
+            ))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .expect("the QR code");
+        assert_eq!(reply.status(), 200, "{format}");
+        assert_eq!(
+            reply
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some(media)
+        );
+        let bytes = reply.bytes().await.expect("bytes");
+        let data_url = format!(
+            "data:{media};base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(&bytes)
+        );
+        assert_eq!(decode_qr(b, &data_url).await, link, "{format}");
+    }
+    // The decoder is not fooled into agreeing: another link's code decodes to that link.
+    let (other, other_link) = flow.payment_link("QR-OTHER", "es").await;
+    let reply = server
+        .http
+        .get(format!(
+            "{}/pay/api/payment/{other}/qr?format=png",
+            server.base
+        ))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("the QR code");
+    let bytes = reply.bytes().await.expect("bytes");
+    let data_url = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(&bytes)
+    );
+    let decoded = decode_qr(b, &data_url).await;
+    assert_eq!(decoded, other_link);
+    assert_ne!(decoded, link);
+}
