@@ -79,22 +79,25 @@ pub fn modes() -> Vec<Mode> {
     }
 }
 
+/// The text of the file whose path `scripts/<script>` prints after installing it from npm.
+pub fn npm_file(script: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let output = Command::new(root.join("scripts").join(script))
+        .output()
+        .unwrap_or_else(|e| panic!("run scripts/{script} (needs npm): {e}"));
+    assert!(
+        output.status.success(),
+        "scripts/{script}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"))
+}
+
 /// The text of axe-core's `axe.min.js`, installed from npm by `scripts/axe.sh`.
 pub fn axe_source() -> &'static str {
     static AXE: OnceLock<String> = OnceLock::new();
-    AXE.get_or_init(|| {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let output = Command::new(root.join("scripts/axe.sh"))
-            .output()
-            .expect("run scripts/axe.sh (needs npm)");
-        assert!(
-            output.status.success(),
-            "scripts/axe.sh: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"))
-    })
+    AXE.get_or_init(|| npm_file("axe.sh"))
 }
 
 /// How many card posts reached the server so far (its request log).

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::flows::{
     Flow, APPROVED_CARD, BAD_LUHN_CARD, CHALLENGE_CARD, CVV, DECLINED_CARD, EXPIRY,
 };
-use crate::pages::{axe_source, card_posts};
+use crate::pages::{axe_source, card_posts, npm_file};
 use crate::support::webdriver::Browser;
 use crate::support::TestServer;
 
@@ -332,24 +332,15 @@ pub async fn the_processing_state_is_announced(server: &TestServer, merchant: &s
 }
 
 /// The text of jsQR's `jsQR.js`, installed from npm by `scripts/jsqr.sh`.
-fn jsqr_source() -> String {
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let output = std::process::Command::new(root.join("scripts/jsqr.sh"))
-        .output()
-        .expect("run scripts/jsqr.sh (needs npm)");
-    assert!(
-        output.status.success(),
-        "scripts/jsqr.sh: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"))
+fn jsqr_source() -> &'static str {
+    static JSQR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    JSQR.get_or_init(|| npm_file("jsqr.sh"))
 }
 
 /// Draws the image `data_url` on a canvas in a blank page and decodes it with jsQR.
 async fn decode_qr(b: &Browser, data_url: &str) -> String {
     b.goto("about:blank").await;
-    b.execute(&jsqr_source(), vec![]).await;
+    b.execute(jsqr_source(), vec![]).await;
     let decoded = b
         .execute_async(
             "const done = arguments[arguments.length - 1]; const img = new Image(); \
