@@ -18,7 +18,14 @@ start_sandbox
 curl -sf "$base/openapi.json" -o "$work/openapi.json"
 
 echo "== openapi-python-client"
-echo 'post_hooks: []' >"$work/py.yaml"
+# The QR code route answers images; the generator reads them as bytes when told which media
+# types are binary (its documented `content_type_overrides`).
+cat >"$work/py.yaml" <<'YAML'
+post_hooks: []
+content_type_overrides:
+  image/png: application/octet-stream
+  image/svg+xml: application/octet-stream
+YAML
 (cd "$work" && "$venv/bin/openapi-python-client" generate --path openapi.json --meta none \
     --output-path pyclient --config py.yaml --fail-on-warning >/dev/null)
 cp scripts/clients/flow.py "$work/"

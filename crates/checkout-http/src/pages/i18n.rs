@@ -178,6 +178,8 @@ pub struct Texts {
     pub cancel_unconfirmed: &'static str,
     /// A form whose security token does not match.
     pub form_expired: &'static str,
+    /// The heading of that refusal.
+    pub form_expired_title: &'static str,
     /// An unexpected error.
     pub unexpected: &'static str,
     /// Support reference label.
@@ -314,6 +316,7 @@ pub const ES: Texts = Texts {
     terminal_inactive: "Este comercio no puede recibir pagos en este momento. No se realizó ningún cargo.",
     cancel_unconfirmed: "No pudimos confirmar la cancelación con el procesador de tarjetas. Intente de nuevo en unos momentos.",
     form_expired: "El formulario venció por seguridad. Vuelva a abrir la página de pago.",
+    form_expired_title: "Vuelva a abrir la página e intente de nuevo",
     unexpected: "Ocurrió un error inesperado. No se realizó ningún cargo que no vaya a ver el comercio.",
     support_reference: "Referencia para soporte",
     lang_name: "Español",
@@ -405,6 +408,7 @@ pub const EN: Texts = Texts {
     terminal_inactive: "This merchant cannot take payments at the moment. Nothing was charged.",
     cancel_unconfirmed: "We could not confirm the cancellation with the card processor. Please try again in a moment.",
     form_expired: "The form expired for your security. Please open the payment page again.",
+    form_expired_title: "Please open the page again and try once more",
     unexpected: "An unexpected error occurred. Any charge will be visible to the merchant.",
     support_reference: "Support reference",
     lang_name: "English",

@@ -317,6 +317,8 @@ pub struct ErrorView {
     /// The frame.
     #[serde(flatten)]
     pub frame: Frame,
+    /// The heading and title (what happened, or what the payer must do).
+    pub title: &'static str,
     /// `data-code`: the SVC code or a short name.
     pub code: &'static str,
     /// What happened.
@@ -338,6 +340,7 @@ impl ErrorView {
     pub fn new(lang: Lang, base: &str, code: &'static str, message: &'static str) -> Self {
         ErrorView {
             frame: Frame::new(lang, base),
+            title: lang.texts().error_title,
             code,
             message,
             next_step: None,

@@ -303,6 +303,25 @@ async fn error_pages() {
         assert!(!form.text().contains("Mallory"));
         assert_page!(format!("form_retype_{lg}"), form);
 
+        // The cancel form's refusal stays a page of its own, its heading asking to try again.
+        let checkout = app.start_payment(&token, "ORDER-CSRF").await;
+        let (cookie, _) = app
+            .form_of(&format!("/pay/checkout-payment/{checkout}?lg={lg}"))
+            .await;
+        let reply = app
+            .post_form(
+                "/pay/cancel-payment",
+                &cookie,
+                &[
+                    ("checkoutSessionId", &checkout),
+                    ("csrfToken", "forged"),
+                    ("lg", lg),
+                ],
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN);
+        assert_page!(format!("error_csrf_cancel_{lg}"), reply);
+
         app.deactivate_terminal();
         let reply = app.browse(&format!("/pay/link/{id}?lg={lg}"), "").await;
         assert_page!(format!("error_terminal_inactive_{lg}"), reply);
