@@ -80,7 +80,7 @@ pub fn svg(text: &str) -> Result<String, qrcode::types::QrError> {
         .build())
 }
 
-/// The QR code of `text` as an 8-bit greyscale PNG, [`PNG_SCALE`] pixels a module.
+/// The QR code of `text` as an 8-bit greyscale PNG, 8 pixels a module.
 pub fn png(text: &str) -> anyhow::Result<Vec<u8>> {
     let code = QrCode::with_error_correction_level(text.as_bytes(), EcLevel::M)?;
     let modules = code.width();
