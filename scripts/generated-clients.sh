@@ -2,7 +2,7 @@
 # Generates a Python client (openapi-python-client) and a TypeScript one (openapi-typescript
 # types for openapi-fetch, type-checked by tsc) from the live sandbox's /openapi.json, and
 # runs the whole merchant flow with each (scripts/clients/flow.py and flow.ts: token,
-# start-payment, payment link, status, lookup by reference, cancel, events), with no
+# start-payment, payment link and its QR code, status, lookup by reference, cancel, events), with no
 # hand-written HTTP. Tools are cached in $HOME/.cache/hosted-checkout/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
