@@ -1,4 +1,6 @@
-//! The OpenAPI 3.1 document, generated from the handlers, and the Swagger UI.
+//! The OpenAPI 3.1 document around the route table's operations ([`crate::routes`]): its
+//! info, schemas, security schemes, servers and webhooks, and the parameters and error
+//! answers the handlers' `#[utoipa::path]` share. A leaf: it names no handler.
 
 use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::schema::{KnownFormat, Schema, SchemaFormat, Type};
@@ -6,7 +8,6 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{RefOr, Server};
 use utoipa::{Modify, OpenApi};
 
-use crate::api;
 use crate::dto;
 use crate::dto::patterns::Patterns;
 use crate::problem::ProblemDetails;
@@ -16,31 +17,8 @@ use crate::problem::ProblemDetails;
 #[openapi(
     info(
         title = "Hosted Checkout API",
-        version = "1.0.0",
         contact(name = "Hosted checkout support (cite checkoutSessionId, transactionReferenceNumber, internalTransactionReferenceNumber and X-idoperacion)"),
         description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference); withdraw unpaid sessions; capture, void and refund payments. Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
-    ),
-    paths(
-        api::token::issue_token,
-        api::start_payment::start_payment,
-        api::payment_link::generate_payment_link,
-        api::status::payment_status,
-        api::events::list_events,
-        api::events::redeliver_event,
-        api::webhook_endpoints::create_endpoint,
-        api::webhook_endpoints::list_endpoints,
-        api::webhook_endpoints::delete_endpoint,
-        api::webhook_endpoints::rotate_secret,
-        api::webhook_endpoints::enable_endpoint,
-        api::webhook_endpoints::list_deliveries,
-        api::by_reference::payments_by_reference,
-        api::cancel::cancel_payment,
-        api::capture::capture_payment,
-        api::capture::void_payment,
-        api::refunds::create_refund,
-        api::refunds::list_refunds,
-        api::processor_events::receive_processor_event,
-        api::jwks::jwks,
     ),
     components(schemas(
         ProblemDetails,
@@ -55,7 +33,7 @@ use crate::problem::ProblemDetails;
         dto::DisputeRecord,
         dto::EventDispute,
         dto::EventBody,
-        api::processor_events::ProcessorEventReceipt,
+        dto::ProcessorEventReceipt,
         dto::EventPageResponse,
         dto::WebhookEndpointRequest,
         dto::WebhookEndpointResponse,
@@ -86,7 +64,6 @@ use crate::problem::ProblemDetails;
         dto::schemas::DeliveryStateName,
         dto::schemas::CircuitStateName,
     )),
-    modifiers(&BearerScheme, &PublicOperations, &UniqueParameters, &ExactAmounts, &Patterns, &OptionalBodies, &SandboxServer),
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
@@ -233,24 +210,57 @@ impl Modify for OptionalBodies {
     }
 }
 
-/// The sandbox's default address as the document's server.
-struct SandboxServer;
+/// The API's version: the release's (the workspace's crate version). It is `info.version` and
+/// every answer's [`VERSION_HEADER`]; docs/compatibility.md says how it moves.
+pub const API_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-impl Modify for SandboxServer {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let mut sandbox = Server::new("http://127.0.0.1:8080");
-        sandbox.description = Some(
-            "The sandbox started by `checkout serve` with no configuration; a deployment \
-             answers at its own public base URL"
-                .to_owned(),
-        );
-        openapi.servers = Some(vec![sandbox]);
-    }
+/// The header that carries [`API_VERSION`] on every answer.
+pub const VERSION_HEADER: &str = "API-Version";
+
+/// The document's servers: the configured public base URL, else the address the document was
+/// read from (`/`, relative: Swagger UI's "Try it out" then works on any host and port).
+fn servers(public_base_url: Option<&str>) -> Vec<Server> {
+    let server = match public_base_url {
+        Some(base) => {
+            let mut server = Server::new(base.trim_end_matches('/'));
+            server.description = Some("This deployment's public base URL".to_owned());
+            server
+        }
+        None => {
+            let mut server = Server::new("/");
+            server.description = Some(
+                "The address this document was read from (no public base URL is configured; \
+                 the sandbox of `checkout serve` answers at http://127.0.0.1:8080)"
+                    .to_owned(),
+            );
+            server
+        }
+    };
+    vec![server]
 }
 
-/// The document as a value.
-pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+/// The whole document: [`ApiDoc`] around `routes` (the route table's operations), with the
+/// shared modifications applied, the servers for `public_base_url`, and the webhooks.
+pub fn document(
+    routes: utoipa::openapi::OpenApi,
+    public_base_url: Option<&str>,
+) -> serde_json::Value {
+    let mut doc = ApiDoc::openapi();
+    doc.merge(routes);
+    doc.info.version = API_VERSION.to_owned();
+    let modifiers: [&dyn Modify; 6] = [
+        &BearerScheme,
+        &PublicOperations,
+        &UniqueParameters,
+        &ExactAmounts,
+        &Patterns,
+        &OptionalBodies,
+    ];
+    for modifier in modifiers {
+        modifier.modify(&mut doc);
+    }
+    doc.servers = Some(servers(public_base_url));
+    serde_json::to_value(&doc).unwrap_or_default()
 }
 
 /// The request parameters that several operations document alike, each written once and listed

@@ -4,6 +4,7 @@
 mod decimal;
 mod events;
 pub mod patterns;
+mod processor;
 mod reversal;
 pub mod schemas;
 mod session;
@@ -13,6 +14,7 @@ mod webhooks;
 
 pub use decimal::JsonDecimal;
 pub use events::{EventBody, EventDispute, EventPageResponse, JsonEventEncoder};
+pub use processor::ProcessorEventReceipt;
 pub use reversal::{
     AmountRequest, RefundBody, RefundListResponse, RefundRequest, ReversalResponse,
 };

@@ -25,7 +25,7 @@ fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64
 
 /// An additional charge (shipping, fees).
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdditionalChargeDto {
     /// Charge name.
     #[schema(min_length = 1, max_length = 255, example = "Shipping")]
@@ -40,7 +40,7 @@ pub struct AdditionalChargeDto {
 
 /// A line item.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ItemDto {
     /// Merchant item code.
     #[schema(min_length = 1, max_length = 64, example = "SKU-1")]
@@ -88,7 +88,7 @@ macro_rules! session_request {
     ($(#[$meta:meta])* $name:ident { $($extra:tt)* } required_for_link = $req:literal, nullable_for_link = $nullable:literal) => {
         $(#[$meta])*
         #[derive(Debug, Deserialize, ToSchema)]
-        #[serde(rename_all = "camelCase")]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
         pub struct $name {
             $($extra)*
             /// Total amount, greater than 0, with no more decimal places than the currency's minor

@@ -10,6 +10,7 @@ use crate::json_body::pascal_case_path;
 
 /// OAuth 2.0 client credentials of a terminal.
 #[derive(Deserialize, Validate, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TokenRequest {
     /// Terminal client identifier.
     #[garde(required, length(chars, min = 1, max = 128))]

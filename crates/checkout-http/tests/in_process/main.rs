@@ -11,4 +11,5 @@
 mod openapi;
 mod pages;
 mod problems;
+mod routes;
 mod support;
