@@ -135,10 +135,7 @@ fn read_json_bytes(
     payload: &mut Payload,
 ) -> impl Future<Output = Result<web::Bytes, ApiError>> {
     let json = is_json(req);
-    let limit = req
-        .app_data::<web::Data<crate::AppState>>()
-        .map_or(DEFAULT_MAX_BODY_BYTES, |state| state.max_body_bytes);
-    let body = web::Bytes::from_request(req, payload);
+    let body = read_bytes(req, payload);
     async move {
         if !json {
             return Err(ApiError::http(
@@ -146,6 +143,20 @@ fn read_json_bytes(
                 "The request body must be JSON (Content-Type: application/json).",
             ));
         }
+        body.await
+    }
+}
+
+/// Reads a body's bytes, whatever its media type: 413 over the limit.
+pub fn read_bytes(
+    req: &HttpRequest,
+    payload: &mut Payload,
+) -> impl Future<Output = Result<web::Bytes, ApiError>> {
+    let limit = req
+        .app_data::<web::Data<crate::AppState>>()
+        .map_or(DEFAULT_MAX_BODY_BYTES, |state| state.max_body_bytes);
+    let body = web::Bytes::from_request(req, payload);
+    async move {
         body.await.map_err(|e| {
             if e.as_response_error().status_code() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::http(

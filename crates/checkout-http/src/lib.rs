@@ -139,7 +139,8 @@ async fn swagger_redirect() -> HttpResponse {
 
 /// The whole web application: JSON API, public keys, OpenAPI and Swagger UI, health
 /// endpoints, with ProblemDetails for unknown routes and wrong methods, the per-request
-/// context middleware and the request metrics.
+/// context middleware, the request metrics and the API's version on every answer
+/// ([`openapi::VERSION_HEADER`]).
 pub fn build_app(
     state: web::Data<AppState>,
 ) -> App<
@@ -160,6 +161,10 @@ pub fn build_app(
         .wrap(from_fn(request_context::track))
         .wrap(from_fn(metrics::record))
         .wrap(from_fn(swagger_headers))
+        .wrap(
+            actix_web::middleware::DefaultHeaders::new()
+                .add((openapi::VERSION_HEADER, openapi::API_VERSION)),
+        )
         .service(
             web::resource("/health/live")
                 .route(web::get().to(health::live))

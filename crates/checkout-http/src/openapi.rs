@@ -4,7 +4,10 @@
 
 use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::schema::{KnownFormat, Schema, SchemaFormat, Type};
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::security::{
+    ClientCredentials, Flow, Http, HttpAuthScheme, OAuth2, Scopes, SecurityRequirement,
+    SecurityScheme,
+};
 use utoipa::openapi::{RefOr, Server};
 use utoipa::{Modify, OpenApi};
 
@@ -18,7 +21,7 @@ use crate::problem::ProblemDetails;
     info(
         title = "Hosted Checkout API",
         contact(name = "Hosted checkout support (cite checkoutSessionId, transactionReferenceNumber, internalTransactionReferenceNumber and X-idoperacion)"),
-        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference); withdraw unpaid sessions; capture, void and refund payments. Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
+        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference); withdraw unpaid sessions; capture, void and refund payments. Every error is a ProblemDetails body; service codes SVC_001..SVC_011. Every answer carries the API's version in `API-Version` (this document's `info.version`); what may change within a version and how a breaking change is introduced: docs/compatibility.md; every change: CHANGELOG.md."
     ),
     components(schemas(
         ProblemDetails,
@@ -86,6 +89,54 @@ impl Modify for BearerScheme {
     }
 }
 
+/// The token route as an OAuth 2.0 client-credentials flow (`oauth2`), which every operation
+/// behind the bearer token also accepts: Swagger UI, Postman and OAuth libraries then fetch
+/// and renew tokens by themselves. The token URL is absolute with a configured public base
+/// URL, else relative to the document.
+fn client_credentials_flow(doc: &mut utoipa::openapi::OpenApi, public_base_url: Option<&str>) {
+    let token_url = format!(
+        "{}{}",
+        public_base_url.unwrap_or_default().trim_end_matches('/'),
+        PUBLIC_OPERATIONS[0]
+    );
+    let mut oauth2 = OAuth2::new([Flow::ClientCredentials(ClientCredentials::new(
+        token_url,
+        Scopes::new(),
+    ))]);
+    oauth2.description = Some(
+        "OAuth 2.0 client credentials (RFC 6749 section 4.4) at the token route; the token \
+         it issues is the bearer token"
+            .to_owned(),
+    );
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme("oauth2", SecurityScheme::OAuth2(oauth2));
+    for operation in operations_mut(doc) {
+        let Some(security) = operation.security.as_mut() else {
+            continue;
+        };
+        if !security.is_empty() {
+            security.push(SecurityRequirement::new("oauth2", Vec::<String>::new()));
+        }
+    }
+}
+
+/// Every operation of the document.
+fn operations_mut(
+    doc: &mut utoipa::openapi::OpenApi,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    doc.paths.paths.values_mut().flat_map(|item| {
+        [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.patch,
+            &mut item.delete,
+        ]
+        .into_iter()
+        .flatten()
+    })
+}
+
 /// The operations anyone may call, marked `security: []` (no bearer token).
 const PUBLIC_OPERATIONS: [&str; 3] = [
     "/api/public/security/auth",
@@ -116,27 +167,19 @@ struct UniqueParameters;
 
 impl Modify for UniqueParameters {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        for item in openapi.paths.paths.values_mut() {
-            let operations = [
-                &mut item.get,
-                &mut item.post,
-                &mut item.put,
-                &mut item.delete,
-            ];
-            for operation in operations.into_iter().flatten() {
-                let Some(parameters) = operation.parameters.as_mut() else {
-                    continue;
-                };
-                let mut seen: Vec<(String, ParameterIn)> = Vec::new();
-                parameters.retain(|p| {
-                    let key = (p.name.clone(), p.parameter_in.clone());
-                    let first = !seen.contains(&key);
-                    if first {
-                        seen.push(key);
-                    }
-                    first
-                });
-            }
+        for operation in operations_mut(openapi) {
+            let Some(parameters) = operation.parameters.as_mut() else {
+                continue;
+            };
+            let mut seen: Vec<(String, ParameterIn)> = Vec::new();
+            parameters.retain(|p| {
+                let key = (p.name.clone(), p.parameter_in.clone());
+                let first = !seen.contains(&key);
+                if first {
+                    seen.push(key);
+                }
+                first
+            });
         }
     }
 }
@@ -259,8 +302,11 @@ pub fn document(
     for modifier in modifiers {
         modifier.modify(&mut doc);
     }
+    client_credentials_flow(&mut doc, public_base_url);
     doc.servers = Some(servers(public_base_url));
-    serde_json::to_value(&doc).unwrap_or_default()
+    let mut value = serde_json::to_value(&doc).unwrap_or_default();
+    value["webhooks"] = crate::dto::webhook_requests();
+    value
 }
 
 /// The request parameters that several operations document alike, each written once and listed

@@ -13,7 +13,7 @@ mod token;
 mod webhooks;
 
 pub use decimal::JsonDecimal;
-pub use events::{EventBody, EventDispute, EventPageResponse, JsonEventEncoder};
+pub use events::{webhook_requests, EventBody, EventDispute, EventPageResponse, JsonEventEncoder};
 pub use processor::ProcessorEventReceipt;
 pub use reversal::{
     AmountRequest, RefundBody, RefundListResponse, RefundRequest, ReversalResponse,
@@ -23,7 +23,7 @@ pub use session::{
     StartPaymentResponse,
 };
 pub use status::{CardAttemptRecord, DisputeRecord, PaymentStatusResponse};
-pub use token::{TokenRequest, TokenResponse};
+pub use token::{TokenForm, TokenGrantType, TokenRequest, TokenResponse, BEARER};
 pub use webhooks::{
     CreatedWebhookEndpointResponse, DeliveryAttemptBody, DeliveryBody, DeliveryPageResponse,
     RedeliveryResponse, RotatedSecretResponse, WebhookEndpointRequest, WebhookEndpointResponse,

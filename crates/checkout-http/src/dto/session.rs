@@ -202,14 +202,24 @@ pub struct StartPaymentResponse {
     /// When the session stops being payable, UTC, ISO 8601 with a Z.
     #[schema(format = DateTime, example = "2026-11-23T12:00:00Z")]
     pub expiration_date_time: String,
+    /// Where to send the payer: the session's hosted payment page,
+    /// `{public base URL}/pay/checkout-payment/{checkoutSessionId}` (an addition to the
+    /// spec's fields).
+    #[schema(
+        format = "uri",
+        example = "http://127.0.0.1:8080/pay/checkout-payment/9b2f6c1e-7a43-4d0e-9a7b-2c1d5e8f3a60"
+    )]
+    pub checkout_url: String,
 }
 
-impl From<&PaymentSession> for StartPaymentResponse {
-    fn from(s: &PaymentSession) -> Self {
+impl StartPaymentResponse {
+    /// The response for a created session whose payment page is at `checkout_url`.
+    pub fn new(s: &PaymentSession, checkout_url: String) -> Self {
         StartPaymentResponse {
             checkout_session_id: s.id.to_string(),
             internal_transaction_reference_number: s.internal_reference.to_string(),
             expiration_date_time: utc_timestamp(s.expires_at),
+            checkout_url,
         }
     }
 }

@@ -8,6 +8,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // Test code: a failure should panic.
 
+mod contract;
 mod openapi;
 mod pages;
 mod problems;

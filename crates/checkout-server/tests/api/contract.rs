@@ -73,7 +73,11 @@ async fn every_operation_has_a_summary_a_description_and_an_example() {
         if public {
             assert_eq!(operation["security"], json!([]), "{name}");
         } else {
-            assert_eq!(operation["security"], json!([{ "bearer": [] }]), "{name}");
+            assert_eq!(
+                operation["security"],
+                json!([{ "bearer": [] }, { "oauth2": [] }]),
+                "{name}"
+            );
         }
     }
 }
