@@ -68,16 +68,25 @@ pub struct TokenForm {
     /// Always `client_credentials`.
     #[schema(required = true, nullable = false, value_type = TokenGrantType)]
     pub grant_type: Option<String>,
-    /// Terminal client identifier (or in the Basic header).
+    /// Terminal client identifier (the body may leave it out only when an HTTP Basic
+    /// `Authorization` header carries the credentials).
     #[schema(
+        required = true,
         nullable = false,
         min_length = 1,
         max_length = 128,
         example = "sandbox-client"
     )]
     pub client_id: Option<String>,
-    /// Client secret (or in the Basic header).
-    #[schema(nullable = false, min_length = 1, max_length = 256, format = Password)]
+    /// Client secret (the body may leave it out only when an HTTP Basic `Authorization`
+    /// header carries the credentials).
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 256,
+        format = Password
+    )]
     pub client_secret: Option<String>,
     /// Ignored: a token carries the client's roles whatever scope is asked.
     #[schema(nullable = false, max_length = 1024)]
