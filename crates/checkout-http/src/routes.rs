@@ -1,5 +1,5 @@
 //! The JSON API's route table: each route is declared once, by its handler's
-//! `#[utoipa::path]` (method and path), and listed once in [`api_routes!`]. Both the mounting
+//! `#[utoipa::path]` (method and path), and listed once in `api_routes!`. Both the mounting
 //! ([`mount`]) and the OpenAPI document ([`document`]) derive from that list, so a route can
 //! be neither mounted undocumented nor documented unmounted.
 //!

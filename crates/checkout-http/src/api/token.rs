@@ -24,19 +24,17 @@ use crate::AppState;
 /// bearer token is needed. The sandbox prints its client's secret when it starts; pin it with
 /// `CHECKOUT__SANDBOX__CLIENT_SECRET=choose-a-secret`. Request a new token before `expiresIn`
 /// seconds have passed. Besides the spec's JSON body, the standard OAuth 2.0
-/// client-credentials form (RFC 6749 section 4.4: `grant_type=client_credentials`, the
-/// credentials in the body or in HTTP Basic) is accepted, so OAuth libraries, Swagger UI and
-/// Postman fetch tokens by themselves; the answer carries `access_token`, `token_type` and
-/// `expires_in` too. `RateLimit-Policy` and `RateLimit` (IETF httpapi ratelimit-headers
+/// client-credentials form is accepted (the `oauth2` security scheme): RFC 6749 section 4.4,
+/// `Content-Type: application/x-www-form-urlencoded` with `grant_type=client_credentials` and
+/// `client_id` and `client_secret` in the body or in HTTP Basic (not both), other parameters
+/// such as `scope` ignored; so OAuth libraries, Swagger UI and Postman fetch tokens by
+/// themselves. Every answer carries `access_token`, `token_type` and `expires_in` too. `RateLimit-Policy` and `RateLimit` (IETF httpapi ratelimit-headers
 /// draft) tell the limits of the caller's address.
 #[utoipa::path(
     post,
     path = "/api/public/security/auth",
     tag = "Security",
-    request_body(content(
-        (TokenRequest = "application/json", example = json!({"client_id": "sandbox-client", "client_secret": "choose-a-secret"})),
-        (TokenForm = "application/x-www-form-urlencoded", example = json!({"grant_type": "client_credentials", "client_id": "sandbox-client", "client_secret": "choose-a-secret"})),
-    )),
+    request_body(content = TokenRequest, example = json!({"client_id": "sandbox-client", "client_secret": "choose-a-secret"})),
     responses(
         (status = 200, description = "Token issued", body = TokenResponse,
          headers(

@@ -23,7 +23,7 @@ pub use session::{
     StartPaymentResponse,
 };
 pub use status::{CardAttemptRecord, DisputeRecord, PaymentStatusResponse};
-pub use token::{TokenForm, TokenGrantType, TokenRequest, TokenResponse, BEARER};
+pub use token::{TokenForm, TokenRequest, TokenResponse, BEARER, CLIENT_CREDENTIALS};
 pub use webhooks::{
     CreatedWebhookEndpointResponse, DeliveryAttemptBody, DeliveryBody, DeliveryPageResponse,
     RedeliveryResponse, RotatedSecretResponse, WebhookEndpointRequest, WebhookEndpointResponse,
