@@ -83,7 +83,10 @@ impl From<ItemDto> for ItemRequest {
 }
 
 /// Declares a session request body: the fields both requests share, plus `$extra`.
-/// (`#[serde(flatten)]` would buffer the body and lose the exact decimal text.)
+/// (`#[serde(flatten)]` would buffer the body and lose the exact decimal text.) Both bodies
+/// refuse a field they do not declare (`deny_unknown_fields`: a 400 naming it), so a field
+/// both creates gain, such as `metadata`, is one more field here and one line in
+/// `common_into`.
 macro_rules! session_request {
     ($(#[$meta:meta])* $name:ident { $($extra:tt)* } required_for_link = $req:literal, nullable_for_link = $nullable:literal) => {
         $(#[$meta])*

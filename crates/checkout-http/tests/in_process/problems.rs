@@ -381,6 +381,11 @@ async fn too_many_redeliveries_is_429_with_retry_after() {
         .await;
     // The oldest redelivery counted was 10 minutes ago: one is allowed again in 50 minutes.
     assert_eq!(reply.header("retry-after"), "3000");
+    // The route's quotas (IETF ratelimit-headers draft): 5 an hour per event, 100 per terminal.
+    assert_eq!(
+        reply.header("ratelimit-policy"),
+        "\"event\";q=5;w=3600, \"terminal\";q=100;w=3600"
+    );
     assert_problem!("429_too_many_redeliveries", reply);
 }
 
