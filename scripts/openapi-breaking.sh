@@ -2,7 +2,8 @@
 # Compares the served OpenAPI document with the last released one (docs/openapi-released.json)
 # using Optic's breaking-change rules (npm @useoptic/optic, `optic diff --check`), and fails on
 # a change it reports as breaking unless CHANGELOG.md's [Unreleased] section records it: an
-# entry (a list item) marked **BREAKING** that names the operation as `METHOD /path`.
+# entry (a list item) marked **BREAKING** that names the operation as `METHOD /path` and what
+# changed (the field Optic names) in backticks.
 # docs/compatibility.md says what is breaking and how such a change is introduced.
 #
 #   ./scripts/openapi-breaking.sh              starts a sandbox (scripts/sandbox-server.sh),
@@ -51,25 +52,40 @@ check() {
     python3 - "$out" <<'PY'
 import re, sys
 report = sys.argv[1]
-# Optic marks a failing operation "x METHOD /path:" at the start of a line.
-flagged = sorted(set(re.findall(r"^x ((?:GET|PUT|POST|PATCH|DELETE|HEAD|OPTIONS) \S+):", report, re.M)))
-if not flagged:
+# Optic marks a failing operation "x METHOD /path:" at the start of a line, then each of its
+# breaking findings on an indented "x [rule] ..." line naming what changed.
+findings, op = {}, None
+for line in report.splitlines():
+    m = re.match(r"^x ((?:GET|PUT|POST|PATCH|DELETE|HEAD|OPTIONS) \S+):", line)
+    if m:
+        op = m.group(1)
+        findings.setdefault(op, set())
+    elif op and re.match(r"^\s+x \[", line):
+        # What changed: the names in quotes, else the last segment of a schema path
+        # ("oneOf/1/refundId: required property was removed").
+        names = re.findall(r"'([^']+)'", line) or re.findall(r"/([A-Za-z_][\w-]*): ", line)
+        findings[op].update(names)
+if not findings:
     print("the detector failed without naming an operation (a document-level break, or it did not run)", file=sys.stderr)
     sys.exit(1)
 text = open("CHANGELOG.md", encoding="utf-8").read()
 unreleased = re.search(r"^## \[Unreleased\]\s*$(.*?)(?=^## \[|\Z)", text, re.M | re.S)
 section = unreleased.group(1) if unreleased else ""
 # Entries are list items: a line starting with "- " and the indented lines that follow it.
-entries = re.split(r"^- ", section, flags=re.M)[1:]
+entries = [" ".join(e.split()) for e in re.split(r"^- ", section, flags=re.M)[1:]]
 breaking = [e for e in entries if "**BREAKING**" in e]
-recorded = " ".join(" ".join(e.split()) for e in breaking)
-missing = [op for op in flagged if f"`{op}`" not in recorded]
-for op in flagged:
-    print(f"  {op}: {'recorded in CHANGELOG.md [Unreleased] as BREAKING' if op not in missing else 'NOT recorded'}")
+missing = []
+for op, names in sorted(findings.items()):
+    # Recorded: one BREAKING entry names the operation and, in backticks, what changed.
+    ok = any(f"`{op}`" in e and all(f"`{n}`" in e for n in names) for e in breaking)
+    what = ", ".join(sorted(names)) or "?"
+    print(f"  {op} ({what}): {'recorded in CHANGELOG.md [Unreleased] as BREAKING' if ok else 'NOT recorded'}")
+    if not ok:
+        missing.append(op)
 if missing:
     print("breaking changes not recorded in CHANGELOG.md's [Unreleased] section (add an entry "
-          "marked **BREAKING** naming each operation as `METHOD /path`): " + ", ".join(missing),
-          file=sys.stderr)
+          "marked **BREAKING** naming the operation as `METHOD /path` and what changed in "
+          "backticks): " + ", ".join(missing), file=sys.stderr)
     sys.exit(1)
 PY
 }
