@@ -201,8 +201,8 @@ impl Checker {
                         MetadataError::ValueTooLong => format!(
                             "{field} must be at most {MAX_METADATA_VALUE_CHARS} characters long."
                         ),
-                        MetadataError::BadValue | MetadataError::TooManyKeys => {
-                            format!("{field} contains characters that are not allowed.")
+                        MetadataError::TooManyKeys => {
+                            format!("Metadata may hold at most {MAX_METADATA_KEYS} keys.")
                         }
                     };
                     self.errors.add(&field, message);
