@@ -10,6 +10,7 @@ mod support;
 
 mod authentication;
 mod card_data;
+mod card_guard;
 mod card_payments;
 mod declined_card;
 mod expiry_sweep;

@@ -98,6 +98,8 @@ pub struct FormState {
     pub holder: String,
     /// The expiry as `MM/YY` when it was valid; never the card number or the code.
     pub expiry: String,
+    /// The card-testing guard's challenge the post must answer.
+    pub proof: Option<crate::card_guard::Challenge>,
 }
 
 impl Default for FormState {
@@ -108,6 +110,7 @@ impl Default for FormState {
             banner: None,
             holder: String::new(),
             expiry: String::new(),
+            proof: None,
         }
     }
 }
@@ -143,6 +146,7 @@ pub fn pay_form(
         banner: form.banner,
         holder: form.holder,
         expiry: form.expiry,
+        proof: form.proof,
     };
     let response = render::html(
         &pages.tera,

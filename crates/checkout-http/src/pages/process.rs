@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::card::{CardExpiry, CardField, CardInput};
+use checkout_domain::guard::{GuardAction, ProofCheck};
 use checkout_domain::session::{PaymentSession, SessionState};
-use checkout_domain::usecases::{CardPost, PaymentResult};
+use checkout_domain::usecases::{CardPost, GuardedPost, PaymentResult};
 use checkout_domain::values::SessionId;
 use checkout_domain::{CheckoutError, SvcCode};
 use time::OffsetDateTime;
@@ -25,6 +26,7 @@ use super::navigate::{after_step, go_to_state, see_other};
 use super::open::pay_form;
 use super::open::FormState;
 use super::render::{self, Banner, SummaryItem};
+use crate::card_guard::Solution;
 use crate::AppState;
 
 /// The input id of a card field, as in the form.
@@ -67,7 +69,34 @@ pub async fn process_payment(
         expiry: form.card_expiry.unwrap_or_default(),
         cvv: form.card_cvv.unwrap_or_default(),
     };
-    let post = state.checkout.process_payment(id, &input).await;
+    let solution = Solution {
+        salt: form.pow_salt.unwrap_or_default(),
+        challenge: form.pow_challenge.unwrap_or_default(),
+        signature: form.pow_signature.unwrap_or_default(),
+        number: form.pow_number.unwrap_or_default(),
+    };
+    let guarded = GuardedPost {
+        address: state.trusted_proxies.client_of(&req),
+        proof: pages
+            .proof_of_work
+            .as_ref()
+            .map_or(ProofCheck::Absent, |pow| {
+                pow.check(&solution, id, OffsetDateTime::now_utc())
+            }),
+    };
+    let post = state.checkout.process_card(id, &input, &guarded).await;
+    if let Ok(CardPost {
+        guard: Some(action),
+        ..
+    }) = &post
+    {
+        metrics::counter!(
+            crate::metrics::CARD_GUARD_DECISIONS_TOTAL,
+            "rule" => action.rule(),
+            "outcome" => action.outcome()
+        )
+        .increment(1);
+    }
     let expiry = match &post {
         Ok(CardPost { result: Err(_), .. }) => {
             CardExpiry::parse(&input.expiry, OffsetDateTime::now_utc())
@@ -112,12 +141,22 @@ pub async fn process_payment(
                     message: t.card_error(field, error),
                 })
                 .collect();
+            // A challenged payer who mistyped keeps a challenge (a fresh one: the form's
+            // number was never checked against the guard).
+            let proof = match guarded.proof {
+                ProofCheck::Absent => None,
+                _ => pages
+                    .proof_of_work
+                    .as_ref()
+                    .map(|pow| pow.issue(id, OffsetDateTime::now_utc())),
+            };
             let state = FormState {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 errors,
                 banner: None,
                 holder,
                 expiry,
+                proof,
             };
             pay_form(pages, &req, &page, lang, state)
         }
@@ -151,12 +190,69 @@ pub async fn process_payment(
             };
             pay_form(pages, &req, &page, lang, state)
         }
+        Ok(PaymentResult::Guarded(GuardAction::Refused(rule))) => {
+            let retry_after = state
+                .checkout
+                .card_guard()
+                .map_or(time::Duration::hours(1), |g| g.policy.refusal_lasts(rule));
+            guard_refused(pages, lang, &page, retry_after)
+        }
+        Ok(PaymentResult::Guarded(_)) => {
+            let proof = pages
+                .proof_of_work
+                .as_ref()
+                .map(|pow| pow.issue(id, OffsetDateTime::now_utc()));
+            let state = FormState {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                banner: Some(Banner {
+                    code: "GUARD_CHECK",
+                    text: t.guard_check,
+                }),
+                holder,
+                expiry,
+                proof,
+                ..FormState::default()
+            };
+            pay_form(pages, &req, &page, lang, state)
+        }
         Ok(PaymentResult::AlreadyHandled) => {
             let session = settled(&state, id, page.session).await;
             go_to_state(pages, lang, &session)
         }
         Ok(result) => after_step(pages, lang, &page.session, &result),
     }
+}
+
+/// The card-testing guard's refusal: a 429 page with `Retry-After` (the most the refusal can
+/// last), saying nothing was charged and the card was not sent.
+fn guard_refused(
+    pages: &super::Pages,
+    lang: Lang,
+    page: &checkout_domain::usecases::HostedPage,
+    retry_after: time::Duration,
+) -> HttpResponse {
+    let t = lang.texts();
+    let base = render::session_path(&page.session);
+    let mut view = render::ErrorView::new(lang, &base, "GUARD_REFUSED", t.guard_refused);
+    view.next_step = Some(t.guard_refused_next);
+    view.merchant = Some(page.merchant_name.clone());
+    view.return_url = page.session.return_url().map(|u| u.to_string());
+    tracing::warn!(instance = %view.instance, "card post refused by the card-testing guard");
+    let mut response = render::html(
+        &pages.tera,
+        StatusCode::TOO_MANY_REQUESTS,
+        "error.html",
+        &view,
+        &pages.csp_for(Some(&page.session)),
+    );
+    if let Ok(value) = actix_web::http::header::HeaderValue::from_str(
+        &retry_after.whole_seconds().max(1).to_string(),
+    ) {
+        response
+            .headers_mut()
+            .insert(actix_web::http::header::RETRY_AFTER, value);
+    }
+    response
 }
 
 /// A 303 to the session's own page, whatever its state (it shows why it cannot be paid).

@@ -243,6 +243,8 @@ pub struct PayView {
     pub holder: String,
     /// The expiry to keep (`MM/YY`), when it was valid; never the number or the code.
     pub expiry: String,
+    /// The card-testing guard's proof-of-work challenge, when the post must carry one.
+    pub proof: Option<crate::card_guard::Challenge>,
 }
 
 /// A message above the card form, with the service code it stands for.
