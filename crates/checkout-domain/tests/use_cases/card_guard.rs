@@ -209,3 +209,117 @@ async fn a_spiking_terminal_challenges_everyone_and_announces_it_until_it_calms(
         ]
     );
 }
+
+/// Slow and steady: one address posting a dead card every `pace` minutes for a day, solving
+/// every challenge. Reports the cards that reached the processor per hour: the address rule
+/// bounds them at 10 an hour, whatever the pace.
+#[tokio::test]
+async fn slow_and_steady_from_one_address_is_bounded_per_hour() {
+    for pace in [6i64, 4, 1] {
+        let kit = TestKit::new().guarded(GuardPolicy::default());
+        let attacker = from("203.0.113.77");
+        let posts = 24 * 60 / pace;
+        let (mut sent, mut refused) = (0u32, 0u32);
+        for i in 0..posts {
+            let s = start(&kit, &format!("SLOW-{i}")).await;
+            let solved = GuardedPost {
+                proof: ProofCheck::Solved {
+                    id: format!("slow-{i}"),
+                    expires_at: kit.clock.now_value() + Duration::minutes(10),
+                },
+                ..attacker.clone()
+            };
+            let before = kit.processor.authorize_calls();
+            kit.processor.push_authorize(declined());
+            let p = post(&kit, s.id, &nth_card(1000 + i as u32), &solved).await;
+            if kit.processor.authorize_calls() > before {
+                sent += 1;
+            } else {
+                assert_eq!(p.guard, Some(GuardAction::Refused(GuardRule::Address)));
+                // Its scripted decline waits for the next post sent (all are declines).
+                refused += 1;
+            }
+            kit.clock.advance(Duration::minutes(pace));
+        }
+        eprintln!(
+            "card-testing [slow and steady, every {pace} min, model]: {posts} posts over 24 h: \
+             {sent} reached the processor ({:.1} an hour), {refused} refused",
+            f64::from(sent) / 24.0
+        );
+        assert!(f64::from(sent) / 24.0 <= 10.0, "at most 10 an hour");
+    }
+}
+
+/// The guard's store, unreachable.
+struct DownGuard;
+
+#[async_trait::async_trait]
+impl checkout_domain::ports::CardGuard for DownGuard {
+    async fn record_outcome(
+        &self,
+        _: &checkout_domain::guard::GuardSubject,
+        _: bool,
+        _: time::OffsetDateTime,
+    ) -> anyhow::Result<()> {
+        anyhow::bail!("down")
+    }
+    async fn counts(
+        &self,
+        _: &checkout_domain::guard::GuardSubject,
+        _: &checkout_domain::guard::GuardWindows,
+        _: time::OffsetDateTime,
+    ) -> anyhow::Result<checkout_domain::guard::GuardCounts> {
+        anyhow::bail!("down")
+    }
+    async fn spend_proof(
+        &self,
+        _: &str,
+        _: time::OffsetDateTime,
+        _: time::OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        anyhow::bail!("down")
+    }
+    async fn set_alert(
+        &self,
+        _: &TerminalNumber,
+        _: bool,
+        _: SessionId,
+        _: time::OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        anyhow::bail!("down")
+    }
+    async fn terminal_state(
+        &self,
+        _: &TerminalNumber,
+        _: &checkout_domain::guard::GuardWindows,
+        _: time::OffsetDateTime,
+    ) -> anyhow::Result<checkout_domain::guard::TerminalGuardState> {
+        anyhow::bail!("down")
+    }
+    async fn clear_terminal(&self, _: &TerminalNumber) -> anyhow::Result<u64> {
+        anyhow::bail!("down")
+    }
+}
+
+#[tokio::test]
+async fn a_guard_that_cannot_be_read_fails_closed() {
+    let mut kit = TestKit::new();
+    kit.checkout =
+        kit.checkout
+            .clone()
+            .with_card_guard(checkout_domain::usecases::CardGuardSetup {
+                store: std::sync::Arc::new(DownGuard),
+                keys: std::sync::Arc::new(checkout_domain::testing::PlainGuardKeys),
+                policy: GuardPolicy::default(),
+            });
+    let s = start(&kit, "DOWN").await;
+    let result = kit
+        .checkout
+        .process_card(s.id, &card_input(), &from("203.0.113.9"))
+        .await;
+    assert!(
+        matches!(result, Err(CheckoutError::Unavailable(_))),
+        "{result:?}"
+    );
+    assert_eq!(kit.processor.authorize_calls(), 0, "nothing sent");
+}
