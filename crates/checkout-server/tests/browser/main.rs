@@ -434,3 +434,39 @@ async fn input_borders_and_the_focus_ring_have_3_to_1_contrast_and_there_is_a_fa
     assert_eq!(icon.status(), 200);
     browser.screenshot("focus-ring").await;
 }
+
+/// A payer challenged by the card-testing guard (five declines came from their address)
+/// passes with the proof of work the page's own script finds with SubtleCrypto, under the
+/// pages' CSP, and pays once.
+#[tokio::test]
+async fn a_challenged_payer_passes_with_the_pages_own_proof_of_work() {
+    let (server, merchant, browser) = setup("pay-guard-challenge").await;
+    // Five dead cards (the sandbox's `4000 0100 …`) declined from this address: loopback.
+    for dead in [
+        "4000010000000001",
+        "4000010000000019",
+        "4000010000000027",
+        "4000010000000035",
+        "4000010000000043",
+    ] {
+        let id = server.new_checkout("GUARD-DECLINE").await;
+        let form = support::payer::CardForm::open(&server.http, &server.base, &id).await;
+        assert_eq!(form.submit(&server.http, dead).await.status(), 303);
+    }
+    let flow = Flow::new(&server, &merchant, &browser);
+    let (id, reference) = flow.start_payment("GUARDED").await;
+    flow.open_checkout(&id).await;
+    flow.pay_with(flows::APPROVED_CARD).await;
+    assert_eq!(
+        browser.attribute("#banner", "data-code").await.as_deref(),
+        Some("GUARD_CHECK"),
+        "the form again, asking for the check: {}",
+        browser.source().await
+    );
+    assert_eq!(flow.attempts(&id).await, 0, "nothing sent");
+    browser.screenshot("guard-challenge").await;
+    flow.pay_with(flows::APPROVED_CARD).await;
+    let url = browser.wait_for_url(&format!("{merchant}/ok")).await;
+    assert!(url.contains(&reference), "{url}");
+    assert_eq!(flow.attempts(&id).await, 1);
+}
