@@ -376,7 +376,7 @@ run_payers() {
     printf -v "${name}_MEDIAN_MS" '%s' "$(awk '$1 == 303 { print $2 * 1000 }' <<<"$lines" | sort -n |
         awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", v[int((NR + 1) / 2)]; else print "n/a" }')"
     printf -v "${name}_P99_MS" '%s' "$(awk '$1 == 303 { print $2 * 1000 }' <<<"$lines" | sort -n |
-        awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", v[int(NR * 0.99 + 0.5) > 0 ? int(NR * 0.99 + 0.5) : 1]; else print "n/a" }')"
+        awk '{ v[NR] = $1 } END { i = int(NR * 0.99 + 0.5); if (i < 1) i = 1; if (NR) printf "%.1f", v[i]; else print "n/a" }')"
     printf -v "CPU_${name}" '%s' "$(cpu_report "$before" "$after" "$((n303 > 0 ? n303 : 1))")"
     log "card payments ($name): $n303 answered 303, $nother otherwise"
 }

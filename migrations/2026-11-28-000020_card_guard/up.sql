@@ -19,6 +19,8 @@ CREATE INDEX card_guard_answers_address ON card_guard_answers (address_key, answ
 CREATE INDEX card_guard_answers_card ON card_guard_answers (card_key, answered_at)
     WHERE declined AND card_key IS NOT NULL;
 CREATE INDEX card_guard_answers_terminal ON card_guard_answers (terminal_number, answered_at);
+CREATE INDEX card_guard_answers_terminal_declines ON card_guard_answers (terminal_number, answered_at)
+    WHERE declined;
 CREATE INDEX card_guard_answers_age ON card_guard_answers (answered_at);
 
 -- Proofs of work spent: each challenge (by its signature) passes once.

@@ -94,6 +94,18 @@ pub struct GuardWindows {
     pub terminal: Duration,
 }
 
+/// How far the terminal's counts need to go for a decision: [`GuardPolicy::terminal_spiking`]
+/// compares them only with these, so a store may stop counting past them and a busy
+/// terminal's post costs no more than a quiet one's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TerminalCaps {
+    /// Declines past this many need not be counted.
+    pub declines: u32,
+    /// The spike's share of declines, percent (answers past
+    /// `declines * 100 / rate_percent + 1` need not be counted).
+    pub rate_percent: u32,
+}
+
 /// The counts one decision reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GuardCounts {
@@ -199,6 +211,15 @@ impl Default for GuardPolicy {
 }
 
 impl GuardPolicy {
+    /// How far the terminal's counts need to go: declines to ten times the spike's minimum
+    /// (past it the rate is read from that many), answers to what the rate compares.
+    pub fn terminal_caps(&self) -> TerminalCaps {
+        TerminalCaps {
+            declines: self.terminal_min_declines.saturating_mul(10).max(1),
+            rate_percent: self.terminal_rate_percent.max(1),
+        }
+    }
+
     /// Whether the terminal's decline rate is spiking: enough declines, and enough of them.
     pub fn terminal_spiking(&self, c: &GuardCounts) -> bool {
         c.terminal_declines >= self.terminal_min_declines

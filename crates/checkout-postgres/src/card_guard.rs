@@ -6,9 +6,13 @@
 //!
 //! The counts are one statement of indexed sub-selects (each over a partial index of the
 //! declines), so a screened card post costs one round trip, and a recorded answer one insert.
+//! The terminal's are capped (`TerminalCaps`): a busy terminal's thousands of approvals are
+//! never all counted, only as many as its declines make relevant.
 
 use async_trait::async_trait;
-use checkout_domain::guard::{GuardCounts, GuardSubject, GuardWindows, TerminalGuardState};
+use checkout_domain::guard::{
+    GuardCounts, GuardSubject, GuardWindows, TerminalCaps, TerminalGuardState,
+};
 use checkout_domain::ports::CardGuard;
 use checkout_domain::values::{SessionId, TerminalNumber};
 use diesel::prelude::*;
@@ -38,11 +42,14 @@ SELECT
   (SELECT count(DISTINCT terminal_number) FROM card_guard_answers
     WHERE $3::text IS NOT NULL AND card_key = $3 AND declined AND answered_at > $6)
     AS card_terminals,
-  (SELECT count(*) FROM card_guard_answers
-    WHERE terminal_number = $4 AND answered_at > $7) AS terminal_posts,
-  (SELECT count(*) FROM card_guard_answers
-    WHERE terminal_number = $4 AND answered_at > $7 AND declined) AS terminal_declines,
-  EXISTS (SELECT 1 FROM card_guard_alerts WHERE terminal_number = $4) AS alerted";
+  d.n AS terminal_declines,
+  (SELECT count(*) FROM (SELECT 1 FROM card_guard_answers
+    WHERE terminal_number = $4 AND answered_at > $7
+    LIMIT d.n * 100 / $9 + 1) a) AS terminal_posts,
+  EXISTS (SELECT 1 FROM card_guard_alerts WHERE terminal_number = $4) AS alerted
+FROM (SELECT count(*) AS n FROM (SELECT 1 FROM card_guard_answers
+    WHERE terminal_number = $4 AND answered_at > $7 AND declined
+    LIMIT $8) capped) d";
 
 const STATE_SQL: &str = "\
 SELECT
@@ -130,6 +137,7 @@ impl CardGuard for PgStore {
         &self,
         subject: &GuardSubject,
         windows: &GuardWindows,
+        caps: &TerminalCaps,
         now: OffsetDateTime,
     ) -> anyhow::Result<GuardCounts> {
         let mut conn = self.conn().await?;
@@ -141,6 +149,8 @@ impl CardGuard for PgStore {
             .bind::<Timestamptz, _>(now - windows.address)
             .bind::<Timestamptz, _>(now - windows.card)
             .bind::<Timestamptz, _>(now - windows.terminal)
+            .bind::<BigInt, _>(i64::from(caps.declines))
+            .bind::<BigInt, _>(i64::from(caps.rate_percent.max(1)))
             .get_result(&mut conn)
             .await
             .context("reading the card-testing guard's counts")?;

@@ -8,7 +8,8 @@ use time::OffsetDateTime;
 
 use crate::card::CardNumber;
 use crate::guard::{
-    AddressKey, CardFingerprint, GuardCounts, GuardSubject, GuardWindows, TerminalGuardState,
+    AddressKey, CardFingerprint, GuardCounts, GuardSubject, GuardWindows, TerminalCaps,
+    TerminalGuardState,
 };
 use crate::values::{SessionId, TerminalNumber};
 
@@ -50,12 +51,15 @@ pub trait CardGuard: Send + Sync {
     /// MUST count the declines of the session, of the address (none when the subject has no
     /// address), the distinct sessions and terminals that declined the card (none when it
     /// has no card), the terminal's answers and declines, and read the terminal's alert flag.
-    /// An error MUST be returned (never zero counts) when the store cannot be read: the
-    /// caller fails closed.
+    /// MAY stop counting the terminal's declines at `caps.declines`, and its answers once they
+    /// pass `declines * 100 / caps.rate_percent + 1` (so that a busy terminal's post costs no
+    /// more than a quiet one's); every other count MUST be exact. An error MUST be returned
+    /// (never zero counts) when the store cannot be read: the caller fails closed.
     async fn counts(
         &self,
         subject: &GuardSubject,
         windows: &GuardWindows,
+        caps: &TerminalCaps,
         now: OffsetDateTime,
     ) -> anyhow::Result<GuardCounts>;
 

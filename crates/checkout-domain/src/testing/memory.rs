@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 
 use crate::auth::{OAuthClient, Role};
 use crate::events::{EventCursor, EventSubject, EventType, PaymentEvent};
-use crate::guard::{GuardCounts, GuardSubject, GuardWindows, TerminalGuardState};
+use crate::guard::{GuardCounts, GuardSubject, GuardWindows, TerminalCaps, TerminalGuardState};
 use crate::ports::{
     ActionBegun, AttemptChange, AttemptLedger, CardGuard, ClientStore, DisputeLedger,
     DisputeRecorded, EventLog, InsertError, NoticeStore, Recorded, Reservation, ReversalLedger,
@@ -839,8 +839,10 @@ impl CardGuard for InMemorySessions {
         &self,
         subject: &GuardSubject,
         windows: &GuardWindows,
+        _caps: &TerminalCaps,
         now: OffsetDateTime,
     ) -> anyhow::Result<GuardCounts> {
+        // Exact counts: the caps only allow a store to stop early.
         let t = lock(&self.tables);
         let declines = || t.guard_answers.iter().filter(|(_, d, _)| *d);
         let within = |at: &OffsetDateTime, w: time::Duration| *at > now - w;

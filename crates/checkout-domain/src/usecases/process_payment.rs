@@ -352,7 +352,12 @@ async fn screen(
     let closed = |e: anyhow::Error| CheckoutError::Unavailable(e.context("the card-testing guard"));
     let counts = guard
         .store
-        .counts(subject, &guard.policy.windows, now)
+        .counts(
+            subject,
+            &guard.policy.windows,
+            &guard.policy.terminal_caps(),
+            now,
+        )
         .await
         .map_err(closed)?;
     let spiking = guard.policy.terminal_spiking(&counts);

@@ -267,6 +267,7 @@ impl checkout_domain::ports::CardGuard for DownGuard {
         &self,
         _: &checkout_domain::guard::GuardSubject,
         _: &checkout_domain::guard::GuardWindows,
+        _: &checkout_domain::guard::TerminalCaps,
         _: time::OffsetDateTime,
     ) -> anyhow::Result<checkout_domain::guard::GuardCounts> {
         anyhow::bail!("down")

@@ -10,7 +10,7 @@ use time::Duration;
 use tokio::task::JoinSet;
 
 use crate::events::EventType;
-use crate::guard::{AddressKey, CardFingerprint, GuardSubject, GuardWindows};
+use crate::guard::{AddressKey, CardFingerprint, GuardSubject, GuardWindows, TerminalCaps};
 use crate::ports::{CardGuard, EventLog, SessionRepository};
 use crate::session::PaymentSession;
 use crate::testing::builders::{at, session};
@@ -27,6 +27,11 @@ const WINDOWS: GuardWindows = GuardWindows {
     address: Duration::hours(1),
     card: Duration::hours(24),
     terminal: Duration::minutes(15),
+};
+
+const CAPS: TerminalCaps = TerminalCaps {
+    declines: 200,
+    rate_percent: 50,
 };
 
 /// Seconds, as the checks' clock.
@@ -78,7 +83,7 @@ pub async fn declines_are_counted_per_key_over_sliding_windows(store: Store) {
         .unwrap();
     let now = sec(1801);
     let c = store
-        .counts(&subject(&a, Some('1'), None), &WINDOWS, now)
+        .counts(&subject(&a, Some('1'), None), &WINDOWS, &CAPS, now)
         .await
         .unwrap();
     assert_eq!(c.session_declines, 3);
@@ -91,19 +96,19 @@ pub async fn declines_are_counted_per_key_over_sliding_windows(store: Store) {
     assert_eq!(c.card_sessions, 0, "no card, no card count");
     assert!(!c.terminal_alerted);
     let none = store
-        .counts(&subject(&a, None, None), &WINDOWS, now)
+        .counts(&subject(&a, None, None), &WINDOWS, &CAPS, now)
         .await
         .unwrap();
     assert_eq!(none.address_declines, 0);
     // An hour after the first three, they leave the address window; the session keeps them.
     let later = store
-        .counts(&subject(&a, Some('1'), None), &WINDOWS, sec(3603))
+        .counts(&subject(&a, Some('1'), None), &WINDOWS, &CAPS, sec(3603))
         .await
         .unwrap();
     assert_eq!(later.address_declines, 0);
     assert_eq!(later.session_declines, 3);
     let b_now = store
-        .counts(&subject(&b, Some('2'), None), &WINDOWS, now)
+        .counts(&subject(&b, Some('2'), None), &WINDOWS, &CAPS, now)
         .await
         .unwrap();
     assert_eq!(b_now.session_declines, 1, "an approval is not a decline");
@@ -127,20 +132,63 @@ pub async fn a_card_is_counted_by_distinct_sessions_and_terminals(store: Store) 
         .await
         .unwrap();
     let c = store
-        .counts(&subject(&s1, None, Some('f')), &WINDOWS, sec(10))
+        .counts(&subject(&s1, None, Some('f')), &WINDOWS, &CAPS, sec(10))
         .await
         .unwrap();
     assert_eq!((c.card_sessions, c.card_terminals), (3, 2));
     let other = store
-        .counts(&subject(&s1, None, Some('0')), &WINDOWS, sec(10))
+        .counts(&subject(&s1, None, Some('0')), &WINDOWS, &CAPS, sec(10))
         .await
         .unwrap();
     assert_eq!((other.card_sessions, other.card_terminals), (0, 0));
     let next_day = store
-        .counts(&subject(&s1, None, Some('f')), &WINDOWS, sec(86_400 + 3))
+        .counts(
+            &subject(&s1, None, Some('f')),
+            &WINDOWS,
+            &CAPS,
+            sec(86_400 + 3),
+        )
         .await
         .unwrap();
     assert_eq!((next_day.card_sessions, next_day.card_terminals), (0, 0));
+}
+
+/// A busy terminal's answers may be counted only as far as its declines make relevant: the
+/// spike's decision reads the same as from exact counts.
+pub async fn a_busy_terminals_capped_counts_decide_as_exact_ones(store: Store) {
+    let s = stored(&store, "T-1", "BUSY").await;
+    for i in 0..3 {
+        store
+            .record_outcome(&subject(&s, Some('1'), None), true, sec(i))
+            .await
+            .unwrap();
+    }
+    for i in 0..40 {
+        store
+            .record_outcome(&subject(&s, Some('2'), None), false, sec(10 + i))
+            .await
+            .unwrap();
+    }
+    let c = store
+        .counts(&subject(&s, None, None), &WINDOWS, &CAPS, sec(60))
+        .await
+        .unwrap();
+    assert_eq!(c.terminal_declines, 3);
+    assert!(
+        (7..=43).contains(&c.terminal_posts),
+        "past 3 * 100 / 50 + 1 = 7 the answers may stop: {}",
+        c.terminal_posts
+    );
+    let tight = TerminalCaps {
+        declines: 2,
+        rate_percent: 50,
+    };
+    let c = store
+        .counts(&subject(&s, None, None), &WINDOWS, &tight, sec(60))
+        .await
+        .unwrap();
+    assert!((2..=3).contains(&c.terminal_declines));
+    assert!(u64::from(c.terminal_posts) * 50 > u64::from(c.terminal_declines) * 100);
 }
 
 /// Of twenty racing spends of one proof exactly one wins; a later spend loses; another id
@@ -192,7 +240,7 @@ pub async fn an_alert_is_announced_once_when_raised_and_once_when_lowered(store:
     }
     assert_eq!(changed, 1);
     let counts = store
-        .counts(&subject(&s, None, None), &WINDOWS, sec(2))
+        .counts(&subject(&s, None, None), &WINDOWS, &CAPS, sec(2))
         .await
         .unwrap();
     assert!(counts.terminal_alerted);
@@ -250,7 +298,7 @@ pub async fn a_clear_forgets_the_terminal_only(store: Store) {
         .unwrap();
     assert_eq!(other.declines, 1);
     let c = store
-        .counts(&subject(&b, Some('1'), None), &WINDOWS, sec(4))
+        .counts(&subject(&b, Some('1'), None), &WINDOWS, &CAPS, sec(4))
         .await
         .unwrap();
     assert_eq!(

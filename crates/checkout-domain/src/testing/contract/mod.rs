@@ -143,6 +143,7 @@ macro_rules! card_guard_contract {
         $crate::card_guard_contract!(@checks $fresh;
             declines_are_counted_per_key_over_sliding_windows,
             a_card_is_counted_by_distinct_sessions_and_terminals,
+            a_busy_terminals_capped_counts_decide_as_exact_ones,
             a_proof_is_spent_once_even_under_racing_spends,
             an_alert_is_announced_once_when_raised_and_once_when_lowered,
             a_clear_forgets_the_terminal_only,
