@@ -3,14 +3,5 @@
 # browser tests inject into each page state. Reuses the installed copy on later runs.
 set -euo pipefail
 VERSION="4.10.3"
-DIR="${AXE_DIR:-$HOME/.cache/hosted-checkout/axe-core-$VERSION}"
-FILE="$DIR/node_modules/axe-core/axe.min.js"
-if [[ ! -f "$FILE" ]]; then
-    mkdir -p "$DIR"
-    exec 9>"$DIR.lock"
-    flock 9
-    if [[ ! -f "$FILE" ]]; then
-        npm install --silent --no-audit --no-fund --prefix "$DIR" "axe-core@$VERSION" >&2
-    fi
-fi
-echo "$FILE"
+exec "$(dirname "$0")/npm-install.sh" axe-core "$VERSION" \
+    "${AXE_DIR:-$HOME/.cache/hosted-checkout/axe-core-$VERSION}" axe.min.js

@@ -2,7 +2,7 @@
 # Generates a Python client (openapi-python-client) and a TypeScript one (openapi-typescript
 # types for openapi-fetch, type-checked by tsc) from the live sandbox's /openapi.json, and
 # runs the whole merchant flow with each (scripts/clients/flow.py and flow.ts: token,
-# start-payment, payment link, status, lookup by reference, cancel, events), with no
+# start-payment, payment link and its QR code, status, lookup by reference, cancel, events), with no
 # hand-written HTTP. Tools are cached in $HOME/.cache/hosted-checkout/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,14 @@ start_sandbox
 curl -sf "$base/openapi.json" -o "$work/openapi.json"
 
 echo "== openapi-python-client"
-echo 'post_hooks: []' >"$work/py.yaml"
+# The QR code route answers images; the generator reads them as bytes when told which media
+# types are binary (its documented `content_type_overrides`).
+cat >"$work/py.yaml" <<'YAML'
+post_hooks: []
+content_type_overrides:
+  image/png: application/octet-stream
+  image/svg+xml: application/octet-stream
+YAML
 (cd "$work" && "$venv/bin/openapi-python-client" generate --path openapi.json --meta none \
     --output-path pyclient --config py.yaml --fail-on-warning >/dev/null)
 cp scripts/clients/flow.py "$work/"

@@ -6,12 +6,5 @@
 set -euo pipefail
 VERSION="9.13.3"
 DIR="${OIDC_PROVIDER_DIR:-$HOME/.cache/hosted-checkout/oidc-provider-$VERSION}"
-if [[ ! -f "$DIR/node_modules/oidc-provider/package.json" ]]; then
-    mkdir -p "$DIR"
-    exec 9>"$DIR.lock"
-    flock 9
-    if [[ ! -f "$DIR/node_modules/oidc-provider/package.json" ]]; then
-        npm install --silent --no-audit --no-fund --prefix "$DIR" "oidc-provider@$VERSION" >&2
-    fi
-fi
+"$(dirname "$0")/npm-install.sh" oidc-provider "$VERSION" "$DIR" package.json >/dev/null
 echo "$DIR"

@@ -2,7 +2,7 @@
 # Runs the whole test suite on a fresh machine.
 #
 # Installs what the tests need (from Debian: the PostgreSQL server binaries, chromium,
-# chromium-driver, npm and openssl, when missing; axe-core and oidc-provider from npm;
+# chromium-driver, npm and openssl, when missing; axe-core, jsqr and oidc-provider from npm;
 # localstripe, the Standard Webhooks library and the Prometheus client's text parser from PyPI
 # into private virtualenvs), then runs every test with cargo-nextest. PAGES_FULL_MATRIX=1 makes the page tests walk all eight
 # combinations of size, language and script instead of three.
@@ -48,6 +48,9 @@ export PROMETHEUS_PARSER_PYTHON
 
 echo "== axe-core (npm), for the page tests' accessibility scans" >&2
 ./scripts/axe.sh >/dev/null
+
+echo "== jsqr (npm), the QR decoder of the payment-link QR code tests" >&2
+./scripts/jsqr.sh >/dev/null
 
 echo "== oidc-provider (npm), the OpenID Connect provider of the identity adapter's tests" >&2
 OIDC_PROVIDER_DIR="$(./scripts/oidc-provider.sh)"

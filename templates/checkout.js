@@ -1,6 +1,7 @@
 /* Hosted checkout: the pages' one script, progressive enhancement only (every page works
    without it). It formats the card number, shows the brand, inserts the "/" of the expiry,
-   checks the form with the server's rules before posting, sends the form once, and reloads the
+   checks the form with the server's rules before posting, sends the form once (saying so in a
+   live region), and reloads the
    "confirming with the processor" page. It reads and sends nothing but the form itself.
    Its SHA-384 is in docs/payment-page-scripts.md; the CSP allows this file by that hash. */
 (function () {
@@ -83,6 +84,7 @@
     var cvv = form.querySelector("#cardCvv"), name = form.querySelector("#cardholderName");
     var brandOut = document.getElementById("card-brand"), pay = form.querySelector("#pay");
     var summary = document.getElementById("error-summary"), sent = false;
+    var banner = document.getElementById("banner"), status = document.getElementById("pay-status");
 
     number.addEventListener("input", function () {
       var d = digits(number.value).slice(0, 19), atEnd = number.selectionStart === number.value.length;
@@ -165,11 +167,16 @@
         summary.focus();
         return;
       }
+      /* Sending: the old messages go, a polite live region says so, and Pay keeps the focus
+         (aria-disabled, not disabled, which would drop the focus to the page). */
       sent = true;
-      pay.disabled = true;
+      summary.hidden = true;
+      if (banner) banner.hidden = true;
+      pay.setAttribute("aria-disabled", "true");
       pay.setAttribute("aria-busy", "true");
       pay.textContent = form.dataset.processing;
       form.setAttribute("aria-busy", "true");
+      status.textContent = form.dataset.processingStatus;
     });
 
     /* Links of the error summary move focus into the field, not just scroll to it. */
@@ -179,12 +186,10 @@
       var input = document.getElementById(target.getAttribute("href").slice(1));
       if (input) { e.preventDefault(); input.focus(); }
     });
-    /* Back from the browser's cache after a post: the form may be used again. */
-    var payText = pay.textContent;
+    /* Back to this form from the browser's cache (it may show it as it was when sent): read
+       the page again, a GET, so that it shows where the payment stands now. */
     window.addEventListener("pageshow", function (e) {
-      if (!e.persisted) return;
-      sent = false; pay.disabled = false; pay.textContent = payText;
-      pay.removeAttribute("aria-busy"); form.removeAttribute("aria-busy");
+      if (e.persisted) window.location.reload();
     });
     if (!summary.hidden) summary.focus();
     brandOut.textContent = brand(digits(number.value));

@@ -11,6 +11,7 @@ from pyclient.api.events import list_events
 from pyclient.api.payments import (
     cancel_payment,
     generate_payment_link,
+    payment_link_qr,
     payment_status,
     payments_by_reference,
     start_payment,
@@ -67,6 +68,8 @@ def main(base: str, secret: str) -> None:
     )
     assert isinstance(link, PaymentLinkResponse), link
     assert link.payment_link.endswith(link.checkout_session_id)
+    qr = payment_link_qr.sync_detailed(link.checkout_session_id, client=client, format_="png")
+    assert qr.status_code == 200 and qr.content.startswith(b"\x89PNG"), qr.status_code
 
     record = payment_status.sync(started.checkout_session_id, client=client)
     assert isinstance(record, PaymentStatusResponse), record
@@ -84,7 +87,7 @@ def main(base: str, secret: str) -> None:
     page = list_events.sync(client=client, limit=100)
     mine = [e for e in page.events if e.data.checkout_session_id == started.checkout_session_id]
     assert [e.type_.value for e in mine] == ["payment.cancelled"], page
-    print(f"python client: token, start-payment, payment link, status, lookup, cancel, events: ok ({reference})")
+    print(f"python client: token, start-payment, payment link, QR code, status, lookup, cancel, events: ok ({reference})")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,11 @@ async function main(baseUrl: string, secret: string): Promise<void> {
     },
   });
   check(link.data?.paymentLink.endsWith(link.data.checkoutSessionId) === true, "link", link.error);
+  const qr = await api.GET("/pay/api/payment/{checkoutSessionId}/qr", {
+    params: { path: { checkoutSessionId: link.data?.checkoutSessionId ?? "" }, query: { format: "png" } },
+    parseAs: "arrayBuffer",
+  });
+  check(qr.response.status === 200 && new Uint8Array(qr.data ?? new ArrayBuffer(0))[1] === 0x50, "qr", qr.error);
 
   const record = await api.GET("/pay/api/payment/{checkoutSessionId}", {
     params: { path: { checkoutSessionId: id } },
@@ -66,7 +71,7 @@ async function main(baseUrl: string, secret: string): Promise<void> {
   const page = await api.GET("/pay/api/events", { params: { query: { limit: 100 } } });
   const mine = (page.data?.events ?? []).filter((e) => e.data.checkoutSessionId === id);
   check(mine.length === 1 && mine[0].type === "payment.cancelled", "events", page.data);
-  console.log(`typescript client: token, start-payment, payment link, status, lookup, cancel, events: ok (${reference})`);
+  console.log(`typescript client: token, start-payment, payment link, QR code, status, lookup, cancel, events: ok (${reference})`);
 }
 
 main(process.argv[2], process.argv[3]).catch((e) => {

@@ -26,11 +26,12 @@ pub use events::EventFeed;
 pub use money::{AmountError, Currency, Money, UnknownCurrency};
 pub use retry::RetryPolicy;
 pub use types::{
-    AdditionalCharge, AttemptOutcome, CardAttempt, CardBrand, CircuitState, CreatedWebhookEndpoint,
-    Culture, Delivery, DeliveryAttempt, DeliveryPage, DeliveryState, Dispute, DisputeStatus, Event,
-    EventDispute, EventPage, EventType, Item, PaymentLinkRequest, PaymentLinkResponse,
-    PaymentState, PaymentStatus, Redelivery, Refund, RefundList, RefundState, Reversal,
-    RotatedSecret, SessionType, StartPaymentRequest, StartPaymentResponse, WebhookEndpoint,
+    AdditionalCharge, AttemptOutcome, CaptureMethod, CardAttempt, CardBrand, CircuitState,
+    CreatedWebhookEndpoint, Culture, Delivery, DeliveryAttempt, DeliveryPage, DeliveryState,
+    Dispute, DisputeStatus, Event, EventDispute, EventPage, EventType, Item, PaymentLinkRequest,
+    PaymentLinkResponse, PaymentState, PaymentStatus, Redelivery, Refund, RefundList, RefundState,
+    Reversal, RotatedSecret, SessionType, StartPaymentRequest, StartPaymentResponse,
+    WebhookEndpoint,
 };
 pub use webhooks::{WebhookError, WebhookHeaders, WebhookVerifier};
 

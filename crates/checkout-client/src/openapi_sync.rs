@@ -160,7 +160,9 @@ fn every_request_writes_exactly_its_schemas_properties() {
     .terminal_number("SANDBOX-001")
     .item(Item::new("SKU-1", 1, "Mug", dec("20.50")))
     .additional_charge(AdditionalCharge::new("Shipping", dec("5")))
-    .expiration(expiry);
+    .expiration(expiry)
+    .metadata("orderId", "1")
+    .capture_method(CaptureMethod::Manual);
     let body = checkout.body().unwrap();
     assert_eq!(writes(&body), properties(&doc, "StartPaymentRequest"));
     assert_eq!(
@@ -175,7 +177,9 @@ fn every_request_writes_exactly_its_schemas_properties() {
         .terminal_number("SANDBOX-001")
         .item(Item::new("SKU-1", 1, "Mug", dec("20.50")))
         .additional_charge(AdditionalCharge::new("Shipping", dec("5")))
-        .expiration(expiry);
+        .expiration(expiry)
+        .metadata("orderId", "1")
+        .capture_method(CaptureMethod::Automatic);
     assert_eq!(
         writes(&link.body().unwrap()),
         properties(&doc, "PaymentLinkRequest")
@@ -364,6 +368,10 @@ fn every_closed_set_has_the_schemas_values() {
             .collect::<Vec<_>>()
     );
     assert_eq!(known(SessionType::KNOWN), enum_values(&doc, "SessionType"));
+    assert_eq!(
+        known(CaptureMethod::KNOWN),
+        enum_values(&doc, "CaptureMethod")
+    );
     assert_eq!(known(CardBrand::KNOWN), enum_values(&doc, "CardBrand"));
     assert_eq!(
         known(AttemptOutcome::KNOWN),

@@ -2,6 +2,8 @@
 //! (`docs/openapi.json`). Amounts are [`Decimal`]s read and written exactly; times are
 //! [`OffsetDateTime`]s in UTC.
 
+use std::collections::BTreeMap;
+
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
@@ -85,6 +87,8 @@ struct SessionFields {
     items: Vec<Item>,
     charges: Vec<AdditionalCharge>,
     expiration: Option<OffsetDateTime>,
+    metadata: BTreeMap<String, String>,
+    capture_method: Option<CaptureMethod>,
 }
 
 impl SessionFields {
@@ -99,6 +103,8 @@ impl SessionFields {
             items: Vec::new(),
             charges: Vec::new(),
             expiration: None,
+            metadata: BTreeMap::new(),
+            capture_method: None,
         }
     }
 
@@ -147,6 +153,8 @@ impl SessionFields {
             additional_charges: (!additional_charges.is_empty()).then_some(additional_charges),
             items: (!items.is_empty()).then_some(items),
             expiration_date_time,
+            metadata: (!self.metadata.is_empty()).then_some(&self.metadata),
+            capture_method: self.capture_method.as_ref().map(CaptureMethod::as_str),
         })
     }
 }
@@ -184,6 +192,21 @@ macro_rules! session_setters {
         /// to the second).
         pub fn expiration(mut self, at: OffsetDateTime) -> Self {
             self.fields.expiration = Some(at);
+            self
+        }
+
+        /// Attaches `value` under `key` to the session (at most 50 keys of at most 40
+        /// characters, values of at most 500: the service refuses more with a 400 naming
+        /// the key); returned in the status record, events and webhooks.
+        pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+            self.fields.metadata.insert(key.into(), value.into());
+            self
+        }
+
+        /// How the authorisation is captured (the terminal's method when not set):
+        /// [`CaptureMethod::Manual`] holds it until [`crate::Client::capture`].
+        pub fn capture_method(mut self, method: CaptureMethod) -> Self {
+            self.fields.capture_method = Some(method);
             self
         }
     };
@@ -347,6 +370,10 @@ pub(crate) struct SessionBody<'a> {
     pub items: Option<Vec<ItemBody<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expiration_date_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<&'a BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_method: Option<&'a str>,
 }
 
 /// An item as sent.
@@ -483,6 +510,16 @@ impl PaymentState {
         )
     }
 }
+
+wire_enum!(
+    /// When a session's authorisation is captured.
+    CaptureMethod {
+        /// With the authorisation: the session ends `Successful`.
+        Automatic = "automatic",
+        /// Held (`ApprovedTransaction`) until the merchant captures or voids it.
+        Manual = "manual",
+    }
+);
 
 wire_enum!(
     /// How a session is paid.
@@ -672,6 +709,12 @@ pub struct PaymentStatus {
     /// The disputes of the captured payment, oldest first.
     #[serde(default)]
     pub disputes: Vec<Dispute>,
+    /// The merchant's metadata, as given at create (empty when none).
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+    /// The capture method the create asked for (`None`: the terminal's).
+    #[serde(default)]
+    pub capture_method: Option<CaptureMethod>,
 }
 
 impl PaymentStatus {

@@ -143,40 +143,12 @@ async fn serve(mut stream: TcpStream, script: Arc<Script>, log: Arc<Mutex<Vec<Re
     }
 }
 
-/// Reads one request (head and `content-length` body) from `stream`.
+/// Reads one request (head and `content-length` body) from `stream`, parsed by `httparse`.
 async fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Received> {
     loop {
-        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
-            let mut lines = head.split("\r\n");
-            let mut first = lines.next()?.split(' ');
-            let method = first.next()?.to_owned();
-            let target = first.next()?.to_owned();
-            let headers: Vec<(String, String)> = lines
-                .filter_map(|l| l.split_once(':'))
-                .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-                .collect();
-            let length: usize = headers
-                .iter()
-                .find(|(n, _)| n == "content-length")
-                .and_then(|(_, v)| v.parse().ok())
-                .unwrap_or(0);
-            while buffer.len() < end + 4 + length {
-                let mut chunk = [0u8; 4096];
-                let n = stream.read(&mut chunk).await.ok()?;
-                if n == 0 {
-                    return None;
-                }
-                buffer.extend_from_slice(&chunk[..n]);
-            }
-            let body = buffer[end + 4..end + 4 + length].to_vec();
-            buffer.drain(..end + 4 + length);
-            return Some(Received {
-                method,
-                target,
-                headers,
-                body,
-            });
+        if let Some((request, used)) = parse_request(buffer)? {
+            buffer.drain(..used);
+            return Some(request);
         }
         let mut chunk = [0u8; 4096];
         let n = stream.read(&mut chunk).await.ok()?;
@@ -185,6 +157,36 @@ async fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
         }
         buffer.extend_from_slice(&chunk[..n]);
     }
+}
+
+/// The whole request at the front of `buffer` and its length; `Some(None)` while it is not
+/// whole yet, `None` when it is not HTTP.
+fn parse_request(buffer: &[u8]) -> Option<Option<(Received, usize)>> {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut request = httparse::Request::new(&mut headers);
+    let httparse::Status::Complete(head) = request.parse(buffer).ok()? else {
+        return Some(None);
+    };
+    let length: usize = request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+        .and_then(|h| std::str::from_utf8(h.value).ok()?.parse().ok())
+        .unwrap_or(0);
+    let headers = request.headers.iter().map(|h| {
+        let value = String::from_utf8_lossy(h.value).into_owned();
+        (h.name.to_ascii_lowercase(), value)
+    });
+    if buffer.len() < head + length {
+        return Some(None);
+    }
+    let received = Received {
+        method: request.method?.to_owned(),
+        target: request.path?.to_owned(),
+        headers: headers.collect(),
+        body: buffer[head..head + length].to_vec(),
+    };
+    Some(Some((received, head + length)))
 }
 
 const TOKEN: &str = "/api/public/security/auth";

@@ -40,6 +40,8 @@ fn start_payment() -> SessionRequest {
         additional_charges: Vec::new(),
         items: vec![item(2550)],
         expiration_date_time: None,
+        metadata: Vec::new(),
+        capture_method: None,
     }
 }
 
@@ -92,6 +94,8 @@ fn all_wrong() -> SessionRequest {
         additional_charges: Vec::new(),
         items: vec![ItemRequest::default()],
         expiration_date_time: None,
+        metadata: Vec::new(),
+        capture_method: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! card fingerprint, terminal and session, over sliding windows) and what it decides from
 //! the counts (allow, challenge with a proof of work, refuse). The counts live behind the
 //! [`CardGuard`](crate::ports::CardGuard) port, so that they hold across every instance.
-//! Defaults and their grounds: `docs/decisions/0013-card-testing-guard.md`.
+//! Defaults and their grounds: `docs/decisions/0014-card-testing-guard.md`.
 
 use std::fmt;
 
@@ -190,7 +190,7 @@ pub struct GuardPolicy {
 }
 
 impl Default for GuardPolicy {
-    /// The defaults of `docs/decisions/0013-card-testing-guard.md`.
+    /// The defaults of `docs/decisions/0014-card-testing-guard.md`.
     fn default() -> Self {
         GuardPolicy {
             windows: GuardWindows {

@@ -45,10 +45,11 @@ impl CaptureMethod {
         }
     }
 
+    /// Both methods.
+    pub const ALL: [CaptureMethod; 2] = [CaptureMethod::Automatic, CaptureMethod::Manual];
+
     /// Parses a name written by [`CaptureMethod::as_str`].
     pub fn parse(s: &str) -> Option<CaptureMethod> {
-        [CaptureMethod::Automatic, CaptureMethod::Manual]
-            .into_iter()
-            .find(|m| m.as_str() == s)
+        CaptureMethod::ALL.into_iter().find(|m| m.as_str() == s)
     }
 }

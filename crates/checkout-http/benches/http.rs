@@ -118,6 +118,7 @@ fn problem(c: &mut Criterion) {
 fn pay_view(items: usize) -> PayView {
     let lang = Lang::En;
     PayView {
+        title_prefix: None,
         frame: Frame::new(lang, ""),
         purchase: PurchaseView {
             merchant: "Bench Store".to_owned(),

@@ -1,7 +1,7 @@
 //! The `Idempotency-Key` request header of the create routes (IETF httpapi idempotency-key
 //! draft): reading it, the request's fingerprint, and the answer with `Idempotent-Replayed`.
 //! What a key means (claims, replays, conflicts) is the domain's
-//! (`Checkout::start_payment_once`); this module only translates.
+//! (`Checkout::create_once`); this module only translates.
 
 use std::future::{ready, Ready};
 

@@ -179,6 +179,11 @@ pub fn build_app(
                 .default_service(web::to(|| method_not_allowed("GET"))),
         )
         .service(
+            web::resource("/pay/api/payment/{checkoutSessionId}/qr")
+                .route(web::get().to(api::qr::payment_link_qr))
+                .default_service(web::to(|| method_not_allowed("GET"))),
+        )
+        .service(
             web::resource("/pay/api/payment/{checkoutSessionId}/cancel")
                 .route(web::post().to(api::cancel::cancel_payment))
                 .default_service(web::to(|| method_not_allowed("POST"))),

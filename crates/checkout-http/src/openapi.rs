@@ -25,6 +25,7 @@ use crate::problem::ProblemDetails;
         api::start_payment::start_payment,
         api::payment_link::generate_payment_link,
         api::status::payment_status,
+        api::qr::payment_link_qr,
         api::events::list_events,
         api::events::redeliver_event,
         api::webhook_endpoints::create_endpoint,

@@ -213,16 +213,25 @@ impl LocalCluster {
     /// and deletes the folder. Blocks for `initdb` and the start (a few seconds): call it from
     /// `spawn_blocking` in async code.
     pub fn ephemeral() -> anyhow::Result<LocalCluster> {
+        let mut cluster = LocalCluster::made_afresh("e", PORT)?;
+        cluster.start()?;
+        Ok(cluster)
+    }
+
+    /// A cluster made by `initdb` (durability off) in a fresh folder under `/tmp` whose name
+    /// starts with `prefix`, to listen on `port`, not started yet; dropping the handle stops
+    /// the server and deletes the folder.
+    fn made_afresh(prefix: &str, port: u16) -> anyhow::Result<LocalCluster> {
         let bins = PgBinaries::find()?;
         let owner = Owner::detect()?;
-        let base = fresh_folder(&owner, "e")?;
-        let data_dir = base.join("data");
-        let mut cluster = LocalCluster {
+        let base = fresh_folder(&owner, prefix)?;
+        // Built first, so that a failed initdb still removes the folder on drop.
+        let cluster = LocalCluster {
             bins,
             owner,
             socket_dir: base.clone(),
-            data_dir,
-            port: PORT,
+            data_dir: base.join("data"),
+            port,
             started: false,
             on_drop: OnDrop::StopAndRemove(base),
         };
@@ -233,7 +242,6 @@ impl LocalCluster {
             &cluster.data_dir,
             Durability::Relaxed,
         )?;
-        cluster.start()?;
         Ok(cluster)
     }
 
@@ -276,30 +284,11 @@ impl LocalCluster {
     /// `cert_pem` and the PEM private key `key_pem`. TCP connections must use TLS
     /// (`hostssl`, trust authentication): for tests of TLS to the database.
     pub fn ephemeral_tls(cert_pem: &[u8], key_pem: &[u8]) -> anyhow::Result<LocalCluster> {
-        let bins = PgBinaries::find()?;
-        let owner = Owner::detect()?;
-        let base = fresh_folder(&owner, "t")?;
-        let data_dir = base.join("data");
-        owner.prepare_dir(&data_dir)?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .context("finding a free port")?
             .port();
-        let mut cluster = LocalCluster {
-            bins,
-            owner,
-            socket_dir: base.clone(),
-            data_dir,
-            port,
-            started: false,
-            on_drop: OnDrop::StopAndRemove(base),
-        };
-        initdb(
-            &cluster.bins,
-            &cluster.owner,
-            &cluster.data_dir,
-            Durability::Relaxed,
-        )?;
+        let mut cluster = LocalCluster::made_afresh("t", port)?;
         let dir = &cluster.data_dir;
         cluster
             .owner

@@ -40,52 +40,156 @@
 //! connection (`generic_plans`).
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
 
 use checkout_domain::session::PaymentAttempt;
+use checkout_domain::SvcCode;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{
-    self, Array, BigInt, Bool, Integer, Nullable, SmallInt, Text, Timestamptz,
-};
+use diesel::sql_types::{self, BigInt, Bool, Integer, Nullable, SmallInt, Text, Timestamptz};
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::generic_plans::generically;
-use crate::models::NewAttemptRow;
+use crate::unnest::{assignments, list, unnest_columns, WITH_UNNEST};
 
-/// The text of both statements before their arrays.
-const UNNEST_ARRAYS: &str = "WITH u AS (SELECT * FROM unnest(";
+unnest_columns! {
+    /// An attempt's `payment_attempts` columns, borrowed from the attempt: the row
+    /// [`BeginAttempts`] inserts (`None` binds NULL; `seq` is never written).
+    pub(crate) struct NewAttemptRow<'a>;
+    /// The inserted attempts, one vector per column.
+    struct AttemptColumns {
+        id: sql_types::Uuid => Uuid,
+        session_id: sql_types::Uuid => Uuid,
+        card_brand: Text => &'static str,
+        card_last4: Text => &'a str,
+        processor_reference: Nullable<Text> => Option<&'a str>,
+        challenge_url: Nullable<Text> => Option<&'a str>,
+        state: Text => &'static str,
+        svc_code: Nullable<Text> => Option<&'static str>,
+        payment_method: Text => &'a str,
+        return_url: Text => &'a str,
+        checks: Integer => i32,
+        next_check_at: Nullable<Timestamptz> => Option<OffsetDateTime>,
+        created_at: Timestamptz => OffsetDateTime,
+        updated_at: Timestamptz => OffsetDateTime,
+        capture_method: Text => &'static str,
+    }
+}
+
+unnest_columns! {
+    /// The session move a begun attempt makes.
+    pub(crate) struct MoveRow;
+    /// The moves, one vector per column.
+    struct MoveColumns {
+        from_state: SmallInt => i16,
+        to_state: SmallInt => i16,
+    }
+}
+
+unnest_columns! {
+    /// The `payment_attempts` columns an answer saves (`id` and `session_id` find the row).
+    pub(crate) struct AnswerRow<'a>;
+    /// The saved answers, one vector per column.
+    struct AnswerColumns {
+        id: sql_types::Uuid => Uuid,
+        session_id: sql_types::Uuid => Uuid,
+        state: Text => &'static str,
+        processor_reference: Nullable<Text> => Option<&'a str>,
+        challenge_url: Nullable<Text> => Option<&'a str>,
+        svc_code: Nullable<Text> => Option<&'static str>,
+        checks: Integer => i32,
+        next_check_at: Nullable<Timestamptz> => Option<OffsetDateTime>,
+        updated_at: Timestamptz => OffsetDateTime,
+    }
+}
+
+unnest_columns! {
+    /// What an answer is checked against, and the session move it may make. With no move
+    /// asked, `from_state` and `to_state` are NULL: `s.state = NULL` holds for no row.
+    pub(crate) struct AnswerCheckRow;
+    /// The checks, one vector per column.
+    struct AnswerCheckColumns {
+        expected: Text => String,
+        from_state: Nullable<SmallInt> => Option<i16>,
+        to_state: Nullable<SmallInt> => Option<i16>,
+    }
+}
+
+/// The key columns of an answer: they find its row and are never set.
+const ANSWER_KEYS: &[&str] = &["id", "session_id"];
+
 /// The text of [`BeginAttempts`] after its arrays.
-const BEGIN_WRITES: &str = ") AS u (id, session_id, card_brand, card_last4, \
-    processor_reference, challenge_url, state, svc_code, payment_method, return_url, checks, \
-    next_check_at, created_at, updated_at, capture_method, from_state, to_state)), \
-    moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at, \
-    current_attempt_id = u.id FROM u WHERE s.id = u.session_id AND s.state = u.from_state \
-    RETURNING u.id) \
-    INSERT INTO payment_attempts (id, session_id, card_brand, card_last4, processor_reference, \
-    challenge_url, state, svc_code, payment_method, return_url, checks, next_check_at, \
-    created_at, updated_at, capture_method) \
-    SELECT id, session_id, card_brand, card_last4, processor_reference, challenge_url, state, \
-    svc_code, payment_method, return_url, checks, next_check_at, created_at, updated_at, \
-    capture_method \
-    FROM u WHERE u.id IN (SELECT id FROM moved) RETURNING id";
+static BEGIN_WRITES: LazyLock<String> = LazyLock::new(|| {
+    let attempt = list(AttemptColumns::NAMES);
+    let moves = list(MoveColumns::NAMES);
+    format!(
+        ") AS u ({attempt}, {moves})), \
+        moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at, \
+        current_attempt_id = u.id FROM u WHERE s.id = u.session_id AND s.state = u.from_state \
+        RETURNING u.id) \
+        INSERT INTO payment_attempts ({attempt}) SELECT {attempt} \
+        FROM u WHERE u.id IN (SELECT id FROM moved) RETURNING id"
+    )
+});
 
-/// The text of [`RecordAttempts`] after its arrays. With no move asked, an attempt's
-/// `from_state` and `to_state` are NULL: `s.state = NULL` holds for no row.
-const RECORD_WRITES: &str = ") WITH ORDINALITY AS u (id, session_id, state, \
-    processor_reference, challenge_url, svc_code, checks, next_check_at, updated_at, expected, \
-    from_state, to_state, n)), \
-    saved AS (UPDATE payment_attempts a SET state = u.state, \
-    processor_reference = u.processor_reference, challenge_url = u.challenge_url, \
-    svc_code = u.svc_code, checks = u.checks, next_check_at = u.next_check_at, \
-    updated_at = u.updated_at FROM u WHERE a.id = u.id AND a.session_id = u.session_id \
-    AND a.state = ANY(string_to_array(u.expected, ',')) RETURNING u.n), \
-    moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at \
-    FROM u WHERE u.n IN (SELECT n FROM saved) AND s.id = u.session_id \
-    AND s.state = u.from_state AND s.current_attempt_id = u.id RETURNING u.n) \
-    SELECT u.n, u.n IN (SELECT n FROM saved), u.n IN (SELECT n FROM moved) FROM u ORDER BY u.n";
+/// The text of [`RecordAttempts`] after its arrays.
+static RECORD_WRITES: LazyLock<String> = LazyLock::new(|| {
+    let answer = list(AnswerColumns::NAMES);
+    let checks = list(AnswerCheckColumns::NAMES);
+    let set = assignments(AnswerColumns::NAMES, ANSWER_KEYS);
+    format!(
+        ") WITH ORDINALITY AS u ({answer}, {checks}, n)), \
+        saved AS (UPDATE payment_attempts a SET {set} \
+        FROM u WHERE a.id = u.id AND a.session_id = u.session_id \
+        AND a.state = ANY(string_to_array(u.expected, ',')) RETURNING u.n), \
+        moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at \
+        FROM u WHERE u.n IN (SELECT n FROM saved) AND s.id = u.session_id \
+        AND s.state = u.from_state AND s.current_attempt_id = u.id RETURNING u.n) \
+        SELECT u.n, u.n IN (SELECT n FROM saved), u.n IN (SELECT n FROM moved) FROM u \
+        ORDER BY u.n"
+    )
+});
+
+impl<'a> NewAttemptRow<'a> {
+    /// The row of `a`.
+    pub(crate) fn of(a: &'a PaymentAttempt) -> Self {
+        NewAttemptRow {
+            id: a.id.as_uuid(),
+            session_id: a.session_id.as_uuid(),
+            card_brand: a.card_brand.as_str(),
+            card_last4: &a.card_last4,
+            processor_reference: a.processor_reference.as_deref(),
+            challenge_url: a.challenge_url.as_deref(),
+            state: a.state.as_str(),
+            svc_code: a.svc_code.map(SvcCode::code),
+            payment_method: &a.payment_method,
+            return_url: &a.return_url,
+            checks: i32::try_from(a.checks).unwrap_or(i32::MAX),
+            next_check_at: a.next_check_at,
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+            capture_method: a.capture_method.as_str(),
+        }
+    }
+
+    /// The columns of this row that an answer saves.
+    fn answer(self) -> AnswerRow<'a> {
+        AnswerRow {
+            id: self.id,
+            session_id: self.session_id,
+            state: self.state,
+            processor_reference: self.processor_reference,
+            challenge_url: self.challenge_url,
+            svc_code: self.svc_code,
+            checks: self.checks,
+            next_check_at: self.next_check_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
 
 /// An attempt to begin: its session moves from `from` to `to` and takes it as its current one.
 pub(crate) struct Begin {
@@ -116,26 +220,11 @@ pub(crate) struct RecordOutcome {
     pub moved: bool,
 }
 
-/// Begins many attempts, one vector per column: see the module's first statement.
+/// Begins many attempts: see the module's first statement.
 #[derive(Default)]
 pub(crate) struct BeginAttempts<'a> {
-    id: Vec<Uuid>,
-    session_id: Vec<Uuid>,
-    card_brand: Vec<&'static str>,
-    card_last4: Vec<&'a str>,
-    processor_reference: Vec<Option<&'a str>>,
-    challenge_url: Vec<Option<&'a str>>,
-    state: Vec<&'static str>,
-    svc_code: Vec<Option<&'static str>>,
-    payment_method: Vec<&'a str>,
-    return_url: Vec<&'a str>,
-    checks: Vec<i32>,
-    next_check_at: Vec<Option<OffsetDateTime>>,
-    created_at: Vec<OffsetDateTime>,
-    updated_at: Vec<OffsetDateTime>,
-    capture_method: Vec<&'static str>,
-    from: Vec<i16>,
-    to: Vec<i16>,
+    attempts: AttemptColumns<'a>,
+    moves: MoveColumns,
 }
 
 impl<'a> BeginAttempts<'a> {
@@ -143,24 +232,11 @@ impl<'a> BeginAttempts<'a> {
     pub(crate) fn of(begins: &[&'a Begin]) -> Self {
         let mut q = BeginAttempts::default();
         for b in begins {
-            let r = NewAttemptRow::of(&b.attempt);
-            q.id.push(r.id);
-            q.session_id.push(r.session_id);
-            q.card_brand.push(r.card_brand);
-            q.card_last4.push(r.card_last4);
-            q.processor_reference.push(r.processor_reference);
-            q.challenge_url.push(r.challenge_url);
-            q.state.push(r.state);
-            q.svc_code.push(r.svc_code);
-            q.payment_method.push(r.payment_method);
-            q.return_url.push(r.return_url);
-            q.checks.push(r.checks);
-            q.next_check_at.push(r.next_check_at);
-            q.created_at.push(r.created_at);
-            q.updated_at.push(r.updated_at);
-            q.capture_method.push(r.capture_method);
-            q.from.push(b.from);
-            q.to.push(b.to);
+            q.attempts.push(NewAttemptRow::of(&b.attempt));
+            q.moves.push(MoveRow {
+                from_state: b.from,
+                to_state: b.to,
+            });
         }
         q
     }
@@ -191,61 +267,21 @@ impl Query for BeginAttempts<'_> {
 
 impl QueryFragment<Pg> for BeginAttempts<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(UNNEST_ARRAYS);
-        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.id)?;
+        out.push_sql(WITH_UNNEST);
+        self.attempts.bind(&mut out)?;
         out.push_sql(", ");
-        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.session_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.card_brand)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.card_last4)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.processor_reference)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.challenge_url)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.state)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.svc_code)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.payment_method)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.return_url)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Integer>, _>(&self.checks)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.next_check_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Timestamptz>, _>(&self.created_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Timestamptz>, _>(&self.updated_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.capture_method)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<SmallInt>, _>(&self.from)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<SmallInt>, _>(&self.to)?;
-        out.push_sql(BEGIN_WRITES);
+        self.moves.bind(&mut out)?;
+        out.push_sql(&BEGIN_WRITES);
         Ok(())
     }
 }
 
-/// Records many answers, one vector per column: see the module's second statement.
+/// Records many answers: see the module's second statement.
 #[derive(Default)]
 pub(crate) struct RecordAttempts<'a> {
-    id: Vec<Uuid>,
-    session_id: Vec<Uuid>,
-    state: Vec<&'static str>,
-    processor_reference: Vec<Option<&'a str>>,
-    challenge_url: Vec<Option<&'a str>>,
-    svc_code: Vec<Option<&'static str>>,
-    checks: Vec<i32>,
-    next_check_at: Vec<Option<OffsetDateTime>>,
-    updated_at: Vec<OffsetDateTime>,
-    /// The expected states, comma-separated (a state's name never holds a comma).
-    expected: Vec<String>,
-    from: Vec<Option<i16>>,
-    to: Vec<Option<i16>>,
+    answers: AnswerColumns<'a>,
+    checks: AnswerCheckColumns,
+    count: usize,
 }
 
 impl<'a> RecordAttempts<'a> {
@@ -253,26 +289,21 @@ impl<'a> RecordAttempts<'a> {
     pub(crate) fn of(records: &[&'a Record]) -> Self {
         let mut q = RecordAttempts::default();
         for rec in records {
-            let r = NewAttemptRow::of(&rec.attempt);
-            q.id.push(r.id);
-            q.session_id.push(r.session_id);
-            q.state.push(r.state);
-            q.processor_reference.push(r.processor_reference);
-            q.challenge_url.push(r.challenge_url);
-            q.svc_code.push(r.svc_code);
-            q.checks.push(r.checks);
-            q.next_check_at.push(r.next_check_at);
-            q.updated_at.push(r.updated_at);
-            q.expected.push(rec.expected.join(","));
-            q.from.push(rec.session_move.map(|(from, _)| from));
-            q.to.push(rec.session_move.map(|(_, to)| to));
+            q.answers.push(NewAttemptRow::of(&rec.attempt).answer());
+            q.checks.push(AnswerCheckRow {
+                // A state's name never holds a comma.
+                expected: rec.expected.join(","),
+                from_state: rec.session_move.map(|(from, _)| from),
+                to_state: rec.session_move.map(|(_, to)| to),
+            });
+            q.count += 1;
         }
         q
     }
 
     /// Runs the statement (in autocommit) and returns what it did for each answer, in order.
     pub(crate) async fn run(self, conn: &AsyncPgConnection) -> QueryResult<Vec<RecordOutcome>> {
-        let count = self.id.len();
+        let count = self.count;
         let rows: Vec<(i64, bool, bool)> = generically(conn, async {
             let mut c = conn;
             self.load(&mut c).await
@@ -304,31 +335,105 @@ impl Query for RecordAttempts<'_> {
 
 impl QueryFragment<Pg> for RecordAttempts<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(UNNEST_ARRAYS);
-        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.id)?;
+        out.push_sql(WITH_UNNEST);
+        self.answers.bind(&mut out)?;
         out.push_sql(", ");
-        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.session_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.state)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.processor_reference)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.challenge_url)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.svc_code)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Integer>, _>(&self.checks)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.next_check_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Timestamptz>, _>(&self.updated_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.expected)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<SmallInt>>, _>(&self.from)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<SmallInt>>, _>(&self.to)?;
-        out.push_sql(RECORD_WRITES);
+        self.checks.bind(&mut out)?;
+        out.push_sql(&RECORD_WRITES);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use checkout_domain::session::{AttemptState, SessionState};
+    use checkout_domain::testing::builders::{at, attempt};
+
+    use super::*;
+    use crate::card_attempts::attempt_rows;
+    use crate::session_insert::tests::{database, insert};
+    use crate::unnest::tests::plans_of;
+
+    #[tokio::test]
+    async fn every_declared_column_is_written_and_read_back() {
+        let (_db, conn) = database().await;
+        let sessions = insert(&conn, 2).await;
+        let mut attempts: Vec<PaymentAttempt> =
+            sessions.iter().map(|s| attempt(s, at(5))).collect();
+        let (pending, processing) = (
+            SessionState::Pending.code(),
+            SessionState::Processing.code(),
+        );
+        let begins: Vec<Begin> = attempts
+            .iter()
+            .map(|a| Begin {
+                attempt: a.clone(),
+                from: pending,
+                to: processing,
+            })
+            .collect();
+        let inserted = BeginAttempts::of(&begins.iter().collect::<Vec<_>>())
+            .run(&conn)
+            .await
+            .unwrap();
+        assert_eq!(inserted.len(), 2);
+
+        // The first answer is saved and moves its session; the second expects a state its
+        // attempt is not in, and changes nothing.
+        attempts[0].state = AttemptState::Succeeded;
+        attempts[0].processor_reference = Some("pi_1".into());
+        attempts[0].checks = 2;
+        attempts[0].next_check_at = None;
+        attempts[0].updated_at = at(9);
+        attempts[1].state = AttemptState::Declined;
+        let records = [
+            Record {
+                attempt: attempts[0].clone(),
+                expected: vec!["sent"],
+                session_move: Some((processing, SessionState::Successful.code())),
+            },
+            Record {
+                attempt: attempts[1].clone(),
+                expected: vec!["unknown"],
+                session_move: Some((processing, SessionState::Failed.code())),
+            },
+        ];
+        let outcomes = RecordAttempts::of(&records.iter().collect::<Vec<_>>())
+            .run(&conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            outcomes,
+            [
+                RecordOutcome {
+                    saved: true,
+                    moved: true
+                },
+                RecordOutcome {
+                    saved: false,
+                    moved: false
+                }
+            ]
+        );
+        let ids: Vec<Uuid> = sessions.iter().map(|s| s.id.as_uuid()).collect();
+        let read: Vec<PaymentAttempt> = attempt_rows(&conn, &ids)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| PaymentAttempt::try_from(r).unwrap())
+            .collect();
+        let saved = read.iter().find(|a| a.id == attempts[0].id).unwrap();
+        assert_eq!(saved, &attempts[0]);
+        let untouched = read.iter().find(|a| a.id == attempts[1].id).unwrap();
+        assert_eq!(untouched.state, AttemptState::Sent);
+
+        // Each statement prepared once on the connection and planned generically.
+        assert_eq!(
+            plans_of(&conn, "INSERT INTO payment_attempts").await,
+            [(1, 0)]
+        );
+        assert_eq!(plans_of(&conn, "saved AS (UPDATE").await, [(1, 0)]);
     }
 }

@@ -24,6 +24,7 @@ mod store;
 mod terminal_cache;
 mod terminals;
 mod tls;
+mod unnest;
 mod webhooks;
 mod write_combining;
 

@@ -13,7 +13,7 @@ use checkout_domain::terminal::{CaptureMethod, Terminal};
 use checkout_domain::values::{
     ActionId, Amount, AttemptId, CallbackHosts, CallbackUrl, Culture, Currency, DisplayText, Email,
     IdempotencyKey, InternalReference, ItemCode, LineAmount, MaxCardAttempts, MerchantReference,
-    RefundId, SessionId, TerminalNumber,
+    Metadata, RefundId, SessionId, TerminalNumber,
 };
 use checkout_domain::SvcCode;
 use diesel::prelude::*;
@@ -26,8 +26,10 @@ use crate::schema::{
     payment_sessions, session_charges, session_items, terminals,
 };
 
-const KIND_CHECKOUT: &str = "checkout";
-const KIND_LINK: &str = "link";
+/// The `kind` column of a checkout session.
+pub(crate) const KIND_CHECKOUT: &str = "checkout";
+/// The `kind` column of a payment link.
+pub(crate) const KIND_LINK: &str = "link";
 
 /// A `payment_sessions` row.
 #[derive(Debug, Queryable, Selectable, QueryableByName)]
@@ -53,76 +55,8 @@ pub(crate) struct SessionRow {
     pub current_attempt_id: Option<Uuid>,
     pub captured_amount: Option<Decimal>,
     pub refunded_amount: Decimal,
-}
-
-/// A new `payment_sessions` row, borrowed from the session.
-///
-/// `treat_none_as_default_value = false`: `None` binds NULL instead of writing `DEFAULT`, so
-/// the INSERT's text is the same for every row and diesel caches it as a prepared statement
-/// (with the default, diesel marks the query unsafe to cache). No column of the table has a
-/// default to lose.
-#[derive(Insertable)]
-#[diesel(table_name = payment_sessions, check_for_backend(diesel::pg::Pg))]
-#[diesel(treat_none_as_default_value = false)]
-pub(crate) struct NewSessionRow<'a> {
-    pub id: Uuid,
-    pub terminal_number: &'a str,
-    pub merchant_reference: &'a str,
-    pub internal_reference: &'a str,
-    pub kind: &'static str,
-    pub callback_success_url: Option<&'a str>,
-    pub callback_fail_url: Option<&'a str>,
-    pub callback_back_url: Option<&'a str>,
-    pub amount: Decimal,
-    pub currency: &'static str,
-    pub description: Option<&'a str>,
-    pub email: Option<&'a str>,
-    pub culture: Option<&'static str>,
-    pub state: i16,
-    pub expires_at: OffsetDateTime,
-    pub created_at: OffsetDateTime,
-    pub updated_at: OffsetDateTime,
-    pub current_attempt_id: Option<Uuid>,
-    pub captured_amount: Option<Decimal>,
-    pub refunded_amount: Decimal,
-}
-
-impl<'a> NewSessionRow<'a> {
-    /// The row of `s`.
-    pub fn of(s: &'a PaymentSession) -> Self {
-        let callbacks = match &s.kind {
-            SessionKind::IntegratedCheckout(c) => Some(c.as_ref()),
-            SessionKind::PaymentLink => None,
-        };
-        NewSessionRow {
-            id: s.id.as_uuid(),
-            terminal_number: s.terminal.as_str(),
-            merchant_reference: s.reference.as_str(),
-            internal_reference: s.internal_reference.as_str(),
-            kind: if callbacks.is_some() {
-                KIND_CHECKOUT
-            } else {
-                KIND_LINK
-            },
-            callback_success_url: callbacks.map(|c| c.success.as_str()),
-            callback_fail_url: callbacks.map(|c| c.fail.as_str()),
-            callback_back_url: callbacks
-                .and_then(|c| c.back.as_ref())
-                .map(CallbackUrl::as_str),
-            amount: s.amount.value(),
-            currency: s.amount.currency().code(),
-            description: s.description.as_ref().map(DisplayText::as_str),
-            email: s.email.as_ref().map(Email::as_str),
-            culture: s.culture.map(|c| c.as_str()),
-            state: s.state.code(),
-            expires_at: s.expires_at,
-            created_at: s.created_at,
-            updated_at: s.updated_at,
-            current_attempt_id: s.current_attempt.map(|a| a.as_uuid()),
-            captured_amount: s.money.captured,
-            refunded_amount: s.money.refunded,
-        }
-    }
+    pub metadata: Option<serde_json::Value>,
+    pub capture_method: Option<String>,
 }
 
 /// A `session_items` row, without its `session_id`.
@@ -143,6 +77,33 @@ pub(crate) struct ChargeRow {
     pub position: i32,
     pub name: Option<String>,
     pub amount: Decimal,
+}
+
+/// The stored metadata object, checked again.
+fn metadata(stored: Option<serde_json::Value>) -> anyhow::Result<Metadata> {
+    let Some(value) = stored else {
+        return Ok(Metadata::empty());
+    };
+    let serde_json::Value::Object(map) = value else {
+        return Err(anyhow!("stored metadata is not an object"));
+    };
+    let entries = map.into_iter().map(|(k, v)| match v {
+        serde_json::Value::String(v) => Ok((k, v)),
+        _ => Err(anyhow!("stored metadata value of {k:?} is not a string")),
+    });
+    let entries = entries.collect::<anyhow::Result<Vec<_>>>()?;
+    Metadata::parse(entries).map_err(|e| anyhow!("stored metadata: {e}"))
+}
+
+/// The metadata column of `m`: NULL for none.
+pub(crate) fn metadata_column(m: &Metadata) -> Option<serde_json::Value> {
+    (!m.is_empty()).then(|| {
+        serde_json::Value::Object(
+            m.entries()
+                .map(|(k, v)| (k.to_owned(), serde_json::Value::String(v.to_owned())))
+                .collect(),
+        )
+    })
 }
 
 fn position(i: usize) -> anyhow::Result<i32> {
@@ -289,6 +250,11 @@ fn build_session(
         culture: optional_text("culture", row.culture.as_deref(), Culture::parse)?,
         items,
         charges,
+        metadata: metadata(row.metadata)?,
+        capture_method: row
+            .capture_method
+            .map(|m| CaptureMethod::parse(&m).ok_or_else(|| anyhow!("stored capture method {m:?}")))
+            .transpose()?,
         state: SessionState::from_code(row.state)
             .ok_or_else(|| anyhow!("stored state code {} is unknown", row.state))?,
         created_at: row.created_at,
@@ -323,49 +289,6 @@ pub(crate) struct AttemptRow {
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
     pub capture_method: String,
-}
-
-/// An attempt's `payment_attempts` columns, borrowed from the attempt: what the statements of
-/// `attempt_writes` bind (`None` binds NULL; `seq` is never written).
-pub(crate) struct NewAttemptRow<'a> {
-    pub id: Uuid,
-    pub session_id: Uuid,
-    pub card_brand: &'static str,
-    pub card_last4: &'a str,
-    pub processor_reference: Option<&'a str>,
-    pub challenge_url: Option<&'a str>,
-    pub state: &'static str,
-    pub svc_code: Option<&'static str>,
-    pub payment_method: &'a str,
-    pub return_url: &'a str,
-    pub checks: i32,
-    pub next_check_at: Option<OffsetDateTime>,
-    pub created_at: OffsetDateTime,
-    pub updated_at: OffsetDateTime,
-    pub capture_method: &'static str,
-}
-
-impl<'a> NewAttemptRow<'a> {
-    /// The row of `a`.
-    pub fn of(a: &'a PaymentAttempt) -> Self {
-        NewAttemptRow {
-            id: a.id.as_uuid(),
-            session_id: a.session_id.as_uuid(),
-            card_brand: a.card_brand.as_str(),
-            card_last4: &a.card_last4,
-            processor_reference: a.processor_reference.as_deref(),
-            challenge_url: a.challenge_url.as_deref(),
-            state: a.state.as_str(),
-            svc_code: a.svc_code.map(SvcCode::code),
-            payment_method: &a.payment_method,
-            return_url: &a.return_url,
-            checks: i32::try_from(a.checks).unwrap_or(i32::MAX),
-            next_check_at: a.next_check_at,
-            created_at: a.created_at,
-            updated_at: a.updated_at,
-            capture_method: a.capture_method.as_str(),
-        }
-    }
 }
 
 impl TryFrom<AttemptRow> for PaymentAttempt {

@@ -101,6 +101,17 @@ impl NoticeStore for PgStore {
         Ok(())
     }
 
+    async fn forget_notices_before(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
+        let mut conn = self.conn().await?;
+        let forgotten = diesel::delete(
+            processor_notices::table.filter(processor_notices::absorbed_at.lt(before)),
+        )
+        .execute(&mut conn)
+        .await
+        .context("forgetting old processor events")?;
+        Ok(u64::try_from(forgotten).unwrap_or(u64::MAX))
+    }
+
     async fn attempt_by_reference(
         &self,
         reference: &str,

@@ -88,6 +88,10 @@ diesel::table! {
         pending_until -> Nullable<Timestamptz>,
         /// Generated: `expires_at` while ChallengeRequired.
         challenge_until -> Nullable<Timestamptz>,
+        /// `metadata`: a JSON object of strings; NULL for none.
+        metadata -> Nullable<Jsonb>,
+        /// `captureMethod` when the create asked for one; NULL for the terminal's.
+        capture_method -> Nullable<Text>,
     }
 }
 

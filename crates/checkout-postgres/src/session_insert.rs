@@ -35,13 +35,15 @@
 //! are one statement, so a deactivation committed before the statement began refuses it.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
-use checkout_domain::session::PaymentSession;
-use checkout_domain::terminal::Terminal;
+use checkout_domain::session::{PaymentSession, SessionKind};
+use checkout_domain::terminal::{CaptureMethod, Terminal};
+use checkout_domain::values::{CallbackUrl, DisplayText, Email};
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{
-    self, Array, BigInt, Bool, Integer, Nullable, Numeric, SmallInt, Text, Timestamptz,
+    self, BigInt, Bool, Integer, Jsonb, Nullable, Numeric, SmallInt, Text, Timestamptz,
 };
 use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -50,72 +52,159 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::generic_plans::generically;
-use crate::models::{charge_rows, item_rows, NewSessionRow};
+use crate::models::{charge_rows, item_rows, metadata_column, KIND_CHECKOUT, KIND_LINK};
+use crate::unnest::{list, unnest_columns, WITH_UNNEST};
 
-/// The text of the statement before the session arrays, between them, and after them.
-const INSERT_SESSIONS: &str = "WITH u AS (SELECT * FROM unnest(";
-const INSERT_ITEMS: &str = ") AS u (id, terminal_number, merchant_reference, \
-    internal_reference, kind, callback_success_url, callback_fail_url, callback_back_url, \
-    amount, currency, description, email, culture, state, expires_at, created_at, updated_at, \
-    current_attempt_id, captured_amount, refunded_amount, guarded, guard_hosts)), \
-    ok AS (SELECT * FROM u WHERE NOT u.guarded OR EXISTS (SELECT 1 FROM terminals t \
-    WHERE t.number = u.terminal_number AND t.active \
-    AND t.callback_hosts IS NOT DISTINCT FROM string_to_array(u.guard_hosts, ' '))), \
-    s AS (INSERT INTO payment_sessions (id, terminal_number, merchant_reference, \
-    internal_reference, kind, callback_success_url, callback_fail_url, callback_back_url, \
-    amount, currency, description, email, culture, state, expires_at, created_at, updated_at, \
-    current_attempt_id, captured_amount, refunded_amount) \
-    SELECT id, terminal_number, merchant_reference, internal_reference, kind, \
-    callback_success_url, callback_fail_url, callback_back_url, amount, currency, description, \
-    email, culture, state, expires_at, created_at, updated_at, current_attempt_id, \
-    captured_amount, refunded_amount FROM ok \
-    ON CONFLICT (terminal_number, held_reference) \
-    WHERE held_reference IS NOT NULL DO NOTHING RETURNING id), \
-    i AS (INSERT INTO session_items \
-    (session_id, position, item_code, quantity, description, amount) SELECT u.* FROM unnest(";
-const INSERT_CHARGES: &str = ") AS u (session_id, position, item_code, quantity, description, \
-    amount) WHERE u.session_id IN (SELECT id FROM s)), \
-    c AS (INSERT INTO session_charges (session_id, position, name, amount) \
-    SELECT u.* FROM unnest(";
-const RETURN_IDS: &str = ") AS u (session_id, position, name, amount) \
-    WHERE u.session_id IN (SELECT id FROM s)) \
-    SELECT id, true FROM s UNION ALL SELECT id, false FROM u WHERE id NOT IN (SELECT id FROM ok)";
+unnest_columns! {
+    /// A new `payment_sessions` row, borrowed from the session (`None` binds NULL).
+    pub(crate) struct NewSessionRow<'a>;
+    /// The sessions, one vector per column.
+    struct SessionColumns {
+        id: sql_types::Uuid => Uuid,
+        terminal_number: Text => &'a str,
+        merchant_reference: Text => &'a str,
+        internal_reference: Text => &'a str,
+        kind: Text => &'static str,
+        callback_success_url: Nullable<Text> => Option<&'a str>,
+        callback_fail_url: Nullable<Text> => Option<&'a str>,
+        callback_back_url: Nullable<Text> => Option<&'a str>,
+        amount: Numeric => Decimal,
+        currency: Text => &'static str,
+        description: Nullable<Text> => Option<&'a str>,
+        email: Nullable<Text> => Option<&'a str>,
+        culture: Nullable<Text> => Option<&'static str>,
+        state: SmallInt => i16,
+        expires_at: Timestamptz => OffsetDateTime,
+        created_at: Timestamptz => OffsetDateTime,
+        updated_at: Timestamptz => OffsetDateTime,
+        current_attempt_id: Nullable<sql_types::Uuid> => Option<Uuid>,
+        captured_amount: Nullable<Numeric> => Option<Decimal>,
+        refunded_amount: Numeric => Decimal,
+        metadata: Nullable<Jsonb> => Option<serde_json::Value>,
+        capture_method: Nullable<Text> => Option<&'static str>,
+    }
+}
 
-/// The columns of many sessions, their items and their charges, one vector per column.
+unnest_columns! {
+    /// Whether a session is inserted only if its terminal is still as read, and the callback
+    /// hosts read (space-separated; a host never holds a space).
+    pub(crate) struct GuardRow;
+    /// The guards, one vector per column.
+    struct GuardColumns {
+        guarded: Bool => bool,
+        guard_hosts: Nullable<Text> => Option<String>,
+    }
+}
+
+unnest_columns! {
+    /// A new `session_items` row.
+    pub(crate) struct NewItemRow;
+    /// The items, one vector per column.
+    struct ItemColumns {
+        session_id: sql_types::Uuid => Uuid,
+        position: Integer => i32,
+        item_code: Nullable<Text> => Option<String>,
+        quantity: BigInt => i64,
+        description: Nullable<Text> => Option<String>,
+        amount: Numeric => Decimal,
+    }
+}
+
+unnest_columns! {
+    /// A new `session_charges` row.
+    pub(crate) struct NewChargeRow;
+    /// The charges, one vector per column.
+    struct ChargeColumns {
+        session_id: sql_types::Uuid => Uuid,
+        position: Integer => i32,
+        name: Nullable<Text> => Option<String>,
+        amount: Numeric => Decimal,
+    }
+}
+
+/// The texts of the statement after the session arrays, after the item arrays and after the
+/// charge arrays, one comment per CTE:
+/// - `u`: the sessions with their guards;
+/// - `ok`: those unguarded, or whose terminal is still active with the hosts read;
+/// - `s`: their rows, less those whose reference is held;
+/// - `i`, `c`: the items and charges of the sessions inserted;
+/// - the answer: each id inserted (true) or refused by its guard (false).
+static AFTER_ARRAYS: LazyLock<[String; 3]> = LazyLock::new(|| {
+    let session = list(SessionColumns::NAMES);
+    let guard = list(GuardColumns::NAMES);
+    let item = list(ItemColumns::NAMES);
+    let charge = list(ChargeColumns::NAMES);
+    [
+        format!(
+            ") AS u ({session}, {guard})), \
+            ok AS (SELECT * FROM u WHERE NOT u.guarded OR EXISTS (SELECT 1 FROM terminals t \
+            WHERE t.number = u.terminal_number AND t.active \
+            AND t.callback_hosts IS NOT DISTINCT FROM string_to_array(u.guard_hosts, ' '))), \
+            s AS (INSERT INTO payment_sessions ({session}) SELECT {session} FROM ok \
+            ON CONFLICT (terminal_number, held_reference) \
+            WHERE held_reference IS NOT NULL DO NOTHING RETURNING id), \
+            i AS (INSERT INTO session_items ({item}) SELECT {item} FROM unnest("
+        ),
+        format!(
+            ") AS u ({item}) WHERE u.session_id IN (SELECT id FROM s)), \
+            c AS (INSERT INTO session_charges ({charge}) SELECT {charge} FROM unnest("
+        ),
+        format!(
+            ") AS u ({charge}) WHERE u.session_id IN (SELECT id FROM s)) \
+            SELECT id, true FROM s UNION ALL \
+            SELECT id, false FROM u WHERE id NOT IN (SELECT id FROM ok)"
+        ),
+    ]
+});
+
+impl<'a> NewSessionRow<'a> {
+    /// The row of `s`.
+    pub(crate) fn of(s: &'a PaymentSession) -> Self {
+        let callbacks = match &s.kind {
+            SessionKind::IntegratedCheckout(c) => Some(c.as_ref()),
+            SessionKind::PaymentLink => None,
+        };
+        NewSessionRow {
+            id: s.id.as_uuid(),
+            terminal_number: s.terminal.as_str(),
+            merchant_reference: s.reference.as_str(),
+            internal_reference: s.internal_reference.as_str(),
+            kind: if callbacks.is_some() {
+                KIND_CHECKOUT
+            } else {
+                KIND_LINK
+            },
+            callback_success_url: callbacks.map(|c| c.success.as_str()),
+            callback_fail_url: callbacks.map(|c| c.fail.as_str()),
+            callback_back_url: callbacks
+                .and_then(|c| c.back.as_ref())
+                .map(CallbackUrl::as_str),
+            amount: s.amount.value(),
+            currency: s.amount.currency().code(),
+            description: s.description.as_ref().map(DisplayText::as_str),
+            email: s.email.as_ref().map(Email::as_str),
+            culture: s.culture.map(|c| c.as_str()),
+            state: s.state.code(),
+            expires_at: s.expires_at,
+            created_at: s.created_at,
+            updated_at: s.updated_at,
+            current_attempt_id: s.current_attempt.map(|a| a.as_uuid()),
+            captured_amount: s.money.captured,
+            refunded_amount: s.money.refunded,
+            metadata: metadata_column(&s.metadata),
+            capture_method: s.capture_method.map(CaptureMethod::as_str),
+        }
+    }
+}
+
+/// Many sessions, their items and their charges: see the module's statement.
 #[derive(Default)]
 pub(crate) struct InsertSessions<'a> {
-    id: Vec<Uuid>,
-    terminal_number: Vec<&'a str>,
-    merchant_reference: Vec<&'a str>,
-    internal_reference: Vec<&'a str>,
-    kind: Vec<&'static str>,
-    callback_success_url: Vec<Option<&'a str>>,
-    callback_fail_url: Vec<Option<&'a str>>,
-    callback_back_url: Vec<Option<&'a str>>,
-    amount: Vec<Decimal>,
-    currency: Vec<&'static str>,
-    description: Vec<Option<&'a str>>,
-    email: Vec<Option<&'a str>>,
-    culture: Vec<Option<&'static str>>,
-    state: Vec<i16>,
-    expires_at: Vec<OffsetDateTime>,
-    created_at: Vec<OffsetDateTime>,
-    updated_at: Vec<OffsetDateTime>,
-    current_attempt_id: Vec<Option<Uuid>>,
-    captured_amount: Vec<Option<Decimal>>,
-    refunded_amount: Vec<Decimal>,
-    guarded: Vec<bool>,
-    guard_hosts: Vec<Option<String>>,
-    item_session: Vec<Uuid>,
-    item_position: Vec<i32>,
-    item_code: Vec<Option<String>>,
-    item_quantity: Vec<i64>,
-    item_description: Vec<Option<String>>,
-    item_amount: Vec<Decimal>,
-    charge_session: Vec<Uuid>,
-    charge_position: Vec<i32>,
-    charge_name: Vec<Option<String>>,
-    charge_amount: Vec<Decimal>,
+    sessions: SessionColumns<'a>,
+    guards: GuardColumns,
+    items: ItemColumns,
+    charges: ChargeColumns,
+    count: usize,
 }
 
 impl<'a> InsertSessions<'a> {
@@ -135,53 +224,37 @@ impl<'a> InsertSessions<'a> {
 
     /// How many sessions the statement writes.
     pub(crate) fn len(&self) -> usize {
-        self.id.len()
+        self.count
     }
 
     fn push(&mut self, s: &'a PaymentSession, read: Option<&Terminal>) -> anyhow::Result<()> {
-        self.guarded.push(read.is_some());
-        // Hosts never hold a space: the statement splits them again on it.
-        self.guard_hosts.push(
-            read.and_then(|t| t.callback_hosts.as_ref())
+        let id = s.id.as_uuid();
+        for item in item_rows(s)? {
+            self.items.push(NewItemRow {
+                session_id: id,
+                position: item.position,
+                item_code: item.item_code,
+                quantity: item.quantity,
+                description: item.description,
+                amount: item.amount,
+            });
+        }
+        for charge in charge_rows(s)? {
+            self.charges.push(NewChargeRow {
+                session_id: id,
+                position: charge.position,
+                name: charge.name,
+                amount: charge.amount,
+            });
+        }
+        self.guards.push(GuardRow {
+            guarded: read.is_some(),
+            guard_hosts: read
+                .and_then(|t| t.callback_hosts.as_ref())
                 .map(|hosts| hosts.hosts().join(" ")),
-        );
-        let items = item_rows(s)?;
-        let charges = charge_rows(s)?;
-        let r = NewSessionRow::of(s);
-        self.id.push(r.id);
-        self.terminal_number.push(r.terminal_number);
-        self.merchant_reference.push(r.merchant_reference);
-        self.internal_reference.push(r.internal_reference);
-        self.kind.push(r.kind);
-        self.callback_success_url.push(r.callback_success_url);
-        self.callback_fail_url.push(r.callback_fail_url);
-        self.callback_back_url.push(r.callback_back_url);
-        self.amount.push(r.amount);
-        self.currency.push(r.currency);
-        self.description.push(r.description);
-        self.email.push(r.email);
-        self.culture.push(r.culture);
-        self.state.push(r.state);
-        self.expires_at.push(r.expires_at);
-        self.created_at.push(r.created_at);
-        self.updated_at.push(r.updated_at);
-        self.current_attempt_id.push(r.current_attempt_id);
-        self.captured_amount.push(r.captured_amount);
-        self.refunded_amount.push(r.refunded_amount);
-        for item in items {
-            self.item_session.push(r.id);
-            self.item_position.push(item.position);
-            self.item_code.push(item.item_code);
-            self.item_quantity.push(item.quantity);
-            self.item_description.push(item.description);
-            self.item_amount.push(item.amount);
-        }
-        for charge in charges {
-            self.charge_session.push(r.id);
-            self.charge_position.push(charge.position);
-            self.charge_name.push(charge.name);
-            self.charge_amount.push(charge.amount);
-        }
+        });
+        self.sessions.push(NewSessionRow::of(s));
+        self.count += 1;
         Ok(())
     }
 
@@ -212,71 +285,81 @@ impl Query for InsertSessions<'_> {
 
 impl QueryFragment<Pg> for InsertSessions<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(INSERT_SESSIONS);
-        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.id)?;
+        let [after_sessions, after_items, after_charges] = &*AFTER_ARRAYS;
+        out.push_sql(WITH_UNNEST);
+        self.sessions.bind(&mut out)?;
         out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.terminal_number)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.merchant_reference)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.internal_reference)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.kind)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.callback_success_url)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.callback_fail_url)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.callback_back_url)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Numeric>, _>(&self.amount)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.currency)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.description)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.email)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.culture)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<SmallInt>, _>(&self.state)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Timestamptz>, _>(&self.expires_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Timestamptz>, _>(&self.created_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Timestamptz>, _>(&self.updated_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<sql_types::Uuid>>, _>(&self.current_attempt_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Numeric>>, _>(&self.captured_amount)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Numeric>, _>(&self.refunded_amount)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Bool>, _>(&self.guarded)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.guard_hosts)?;
-        out.push_sql(INSERT_ITEMS);
-        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.item_session)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Integer>, _>(&self.item_position)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.item_code)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.item_quantity)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.item_description)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Numeric>, _>(&self.item_amount)?;
-        out.push_sql(INSERT_CHARGES);
-        out.push_bind_param::<Array<sql_types::Uuid>, _>(&self.charge_session)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Integer>, _>(&self.charge_position)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.charge_name)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Numeric>, _>(&self.charge_amount)?;
-        out.push_sql(RETURN_IDS);
+        self.guards.bind(&mut out)?;
+        out.push_sql(after_sessions);
+        self.items.bind(&mut out)?;
+        out.push_sql(after_items);
+        self.charges.bind(&mut out)?;
+        out.push_sql(after_charges);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use checkout_domain::terminal::CaptureMethod;
+    use checkout_domain::testing::builders::{random_bytes, session, terminal};
+    use checkout_domain::values::MaxCardAttempts;
+    use checkout_test_db::TestDatabase;
+    use diesel_async::AsyncConnection;
+
+    use super::*;
+    use crate::unnest::tests::plans_of;
+
+    /// A fresh database with the terminal `T-1`, and a connection to it.
+    pub(crate) async fn database() -> (TestDatabase, AsyncPgConnection) {
+        let db = TestDatabase::create().await.unwrap();
+        db.store()
+            .create_terminal(&Terminal {
+                number: terminal("T-1"),
+                display_name: "Merchant".into(),
+                active: true,
+                callback_hosts: None,
+                max_card_attempts: MaxCardAttempts::SPEC,
+                capture_method: CaptureMethod::Automatic,
+            })
+            .await
+            .unwrap();
+        let conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+        (db, conn)
+    }
+
+    /// Inserts `n` fresh sessions of `T-1` with one statement.
+    pub(crate) async fn insert(conn: &AsyncPgConnection, n: usize) -> Vec<PaymentSession> {
+        let sessions: Vec<PaymentSession> = (0..n)
+            .map(|_| {
+                session(
+                    "T-1",
+                    &Uuid::from_bytes(random_bytes()).simple().to_string(),
+                )
+            })
+            .collect();
+        let inserted = InsertSessions::of(sessions.iter().map(|s| (s, None)))
+            .unwrap()
+            .run(conn)
+            .await
+            .unwrap();
+        assert_eq!(inserted.len(), n);
+        assert!(inserted.values().all(|&ok| ok));
+        sessions
+    }
+
+    #[tokio::test]
+    async fn one_prepared_statement_planned_generically_whatever_the_count() {
+        let (_db, conn) = database().await;
+        for n in [1, 3, 2, 5] {
+            insert(&conn, n).await;
+        }
+        // Prepared once, and planned generically at every execution.
+        assert_eq!(
+            plans_of(&conn, "INSERT INTO payment_sessions").await,
+            [(4, 0)]
+        );
     }
 }

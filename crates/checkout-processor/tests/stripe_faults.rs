@@ -210,7 +210,7 @@ async fn the_intent_request_carries_the_payment_method_the_amount_and_its_key() 
     expected.sort();
     assert_eq!(sent, expected);
     // The card went to the payment-method call only.
-    payment.assert_no_card_data(&pi.body);
+    payment.assert_no_card_data(&pi.text());
 }
 
 #[tokio::test]

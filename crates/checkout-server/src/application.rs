@@ -220,6 +220,11 @@ async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
             Ok(forgotten) => tracing::info!(forgotten, "forgot idempotency keys past 24 hours"),
             Err(e) => tracing::warn!(error = %e, "idempotency key sweep failed"),
         }
+        match checkout.forget_processor_notices().await {
+            Ok(0) => {}
+            Ok(forgotten) => tracing::info!(forgotten, "forgot processor event ids past 30 days"),
+            Err(e) => tracing::warn!(error = %e, "processor event id sweep failed"),
+        }
     }
 }
 

@@ -434,7 +434,7 @@ pub struct Settings {
 }
 
 /// The card-testing guard (`CHECKOUT__GUARD__*`): thresholds and windows; their defaults are
-/// justified in `docs/decisions/0013-card-testing-guard.md`.
+/// justified in `docs/decisions/0014-card-testing-guard.md`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct GuardSettings {

@@ -99,6 +99,11 @@ pub trait NoticeStore: Send + Sync {
     /// one id changes nothing and succeeds).
     async fn record_notice(&self, id: &str, at: OffsetDateTime) -> anyhow::Result<()>;
 
+    /// Forgets the notices absorbed before `before`; returns how many. MUST NOT forget one
+    /// absorbed at or after `before`. (An event absorbed again after its id was forgotten is
+    /// harmless: the service reads the object from the processor and moves nothing twice.)
+    async fn forget_notices_before(&self, before: OffsetDateTime) -> anyhow::Result<u64>;
+
     /// The attempt the processor knows as `reference`, if any.
     async fn attempt_by_reference(&self, reference: &str)
         -> anyhow::Result<Option<PaymentAttempt>>;

@@ -25,9 +25,10 @@ use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use url::Url;
 
+use crate::terminal::CaptureMethod;
 use crate::values::{
     Amount, AttemptId, CallbackUrl, Culture, DisplayText, Email, InternalReference, ItemCode,
-    LineAmount, MerchantReference, SessionId, TerminalNumber,
+    LineAmount, MerchantReference, Metadata, SessionId, TerminalNumber,
 };
 
 /// Where the payer's browser goes after an integrated checkout (spec section 6).
@@ -116,6 +117,10 @@ pub struct PaymentSession {
     pub items: Vec<Item>,
     /// `additionalCharges`.
     pub charges: Vec<Charge>,
+    /// `metadata`: the merchant's own pairs, returned as given.
+    pub metadata: Metadata,
+    /// `captureMethod` when the create asked for one; the terminal's applies when `None`.
+    pub capture_method: Option<CaptureMethod>,
     /// Where the session stands.
     pub state: SessionState,
     /// The attempt the session is waiting on or was settled by: only an answer about this

@@ -7,10 +7,12 @@ use time::OffsetDateTime;
 
 use super::{Callbacks, Charge, Item};
 use crate::error::ValidationErrors;
+use crate::terminal::CaptureMethod;
 use crate::values::{
     without_hidden_format, Amount, AmountError, CallbackRule, CallbackUrl, Culture, Currency,
-    DisplayText, Email, InvalidUrl, ItemCode, LineAmount, MerchantReference, TerminalNumber,
-    TextError,
+    DisplayText, Email, InvalidUrl, ItemCode, LineAmount, MerchantReference, Metadata,
+    MetadataError, TerminalNumber, TextError, MAX_METADATA_KEYS, MAX_METADATA_KEY_CHARS,
+    MAX_METADATA_VALUE_CHARS,
 };
 
 /// One `additionalCharges` entry as received.
@@ -70,6 +72,10 @@ pub struct SessionRequest {
     /// `expirationDateTime`: when the session stops being payable, UTC, ISO 8601 (RFC 3339
     /// with `Z`); the policy's validity when absent.
     pub expiration_date_time: Option<String>,
+    /// `metadata`, entry by entry as received: `None` for a value that is not a string.
+    pub metadata: Vec<(String, Option<String>)>,
+    /// `captureMethod`: `automatic` or `manual`; the terminal's when absent.
+    pub capture_method: Option<String>,
 }
 
 /// A request that passed validation; the use case adds ids, times and state.
@@ -95,6 +101,10 @@ pub struct NewSession {
     pub charges: Vec<Charge>,
     /// The requested expiry, when given (its bounds are the use case's to check).
     pub expires_at: Option<OffsetDateTime>,
+    /// The merchant's metadata.
+    pub metadata: Metadata,
+    /// The capture method asked for this session; the terminal's when `None`.
+    pub capture_method: Option<CaptureMethod>,
 }
 
 /// The most line items one session may carry.
@@ -160,6 +170,48 @@ struct Checker {
 }
 
 impl Checker {
+    /// `Metadata` as a whole (`Metadata`) and each entry (`Metadata[key]`).
+    fn metadata(&mut self, entries: &[(String, Option<String>)]) -> Metadata {
+        if entries.len() > MAX_METADATA_KEYS {
+            self.errors.add(
+                "Metadata",
+                format!("Metadata may hold at most {MAX_METADATA_KEYS} keys."),
+            );
+            return Metadata::empty();
+        }
+        let mut valid = Vec::new();
+        for (key, value) in entries {
+            let field = format!("Metadata[{key}]");
+            let Some(value) = value else {
+                self.errors
+                    .add(&field, format!("{field} must be a string."));
+                continue;
+            };
+            match Metadata::check_entry(key, value) {
+                Ok(()) => valid.push((key.clone(), value.clone())),
+                Err(e) => {
+                    let message = match e {
+                        MetadataError::BadKey => {
+                            format!("{field}: a metadata key must not be empty or hold '[' or ']'.")
+                        }
+                        MetadataError::KeyTooLong => format!(
+                            "{field}: a metadata key must be at most \
+                             {MAX_METADATA_KEY_CHARS} characters long."
+                        ),
+                        MetadataError::ValueTooLong => format!(
+                            "{field} must be at most {MAX_METADATA_VALUE_CHARS} characters long."
+                        ),
+                        MetadataError::BadValue | MetadataError::TooManyKeys => {
+                            format!("{field} contains characters that are not allowed.")
+                        }
+                    };
+                    self.errors.add(&field, message);
+                }
+            }
+        }
+        Metadata::parse(valid).unwrap_or_default()
+    }
+
     fn required_text<T>(
         &mut self,
         field: &str,
@@ -499,6 +551,17 @@ impl SessionRequest {
             .collect();
 
         let expires_at = c.utc_instant("ExpirationDateTime", &self.expiration_date_time);
+        let metadata = c.metadata(&self.metadata);
+        let capture_method = present(&self.capture_method).and_then(|m| {
+            let parsed = CaptureMethod::parse(m);
+            if parsed.is_none() {
+                c.errors.add(
+                    "CaptureMethod",
+                    "CaptureMethod must be automatic or manual.",
+                );
+            }
+            parsed
+        });
 
         let errors = c.errors;
         match (amount, reference) {
@@ -513,6 +576,8 @@ impl SessionRequest {
                 items: items.into_iter().flatten().collect(),
                 charges: charges.into_iter().flatten().collect(),
                 expires_at,
+                metadata,
+                capture_method,
             }),
             _ => Err(errors),
         }

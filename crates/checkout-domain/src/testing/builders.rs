@@ -88,6 +88,8 @@ pub fn session(terminal_number: &str, merchant_reference: &str) -> PaymentSessio
         culture: Some(Culture::En),
         items: Vec::new(),
         charges: Vec::new(),
+        metadata: Default::default(),
+        capture_method: None,
         state: SessionState::Pending,
         current_attempt: None,
         created_at: at(0),
@@ -146,6 +148,16 @@ pub fn full_checkout_session(terminal_number: &str, merchant_reference: &str) ->
             amount: line("0.24", "USD"),
         },
     ];
+    s.metadata = crate::values::Metadata::parse([
+        ("orderId".to_owned(), "7".to_owned()),
+        (
+            "nota".to_owned(),
+            "entregar después de las 5 — puerta \"B\"".to_owned(),
+        ),
+        ("empty".to_owned(), String::new()),
+    ])
+    .unwrap();
+    s.capture_method = Some(crate::terminal::CaptureMethod::Manual);
     s.created_at = at(1);
     s.updated_at = at(2);
     s.expires_at = datetime!(2026-03-01 11:20:30.999999 UTC);

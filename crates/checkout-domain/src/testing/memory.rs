@@ -33,7 +33,7 @@ struct Tables {
     refunds: Vec<Refund>,
     actions: Vec<HoldAction>,
     events: Vec<PaymentEvent>,
-    notices: HashSet<String>,
+    notices: HashMap<String, OffsetDateTime>,
     disputes: Vec<Dispute>,
     guard_answers: Vec<(GuardSubject, bool, OffsetDateTime)>,
     guard_proofs: HashMap<String, OffsetDateTime>,
@@ -738,12 +738,22 @@ impl ReversalLedger for InMemorySessions {
 #[async_trait]
 impl NoticeStore for InMemorySessions {
     async fn notice_seen(&self, id: &str) -> anyhow::Result<bool> {
-        Ok(lock(&self.tables).notices.contains(id))
+        Ok(lock(&self.tables).notices.contains_key(id))
     }
 
-    async fn record_notice(&self, id: &str, _at: OffsetDateTime) -> anyhow::Result<()> {
-        lock(&self.tables).notices.insert(id.to_owned());
+    async fn record_notice(&self, id: &str, at: OffsetDateTime) -> anyhow::Result<()> {
+        lock(&self.tables)
+            .notices
+            .entry(id.to_owned())
+            .or_insert(at);
         Ok(())
+    }
+
+    async fn forget_notices_before(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
+        let notices = &mut lock(&self.tables).notices;
+        let was = notices.len();
+        notices.retain(|_, at| *at >= before);
+        Ok(u64::try_from(was - notices.len()).unwrap_or(u64::MAX))
     }
 
     async fn attempt_by_reference(

@@ -5,7 +5,7 @@ use super::settle::Answer;
 use super::{Checkout, HostedPage, PaymentOutcome, PaymentResult};
 use crate::error::CheckoutError;
 use crate::ports::ProcessorOutcome;
-use crate::session::{AttemptState, SessionEvent, SessionState};
+use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionEvent, SessionState};
 use crate::values::SessionId;
 
 impl Checkout {
@@ -26,12 +26,7 @@ impl Checkout {
         if session.state != SessionState::ChallengeRequired {
             return Ok((page, already_handled(session)));
         }
-        let attempt = self.current_attempt(&session).await?;
-        let Some(reference) = attempt.processor_reference.clone() else {
-            return Err(
-                anyhow::anyhow!("challenge attempt {} has no reference", attempt.id).into(),
-            );
-        };
+        let (attempt, reference) = self.challenge_attempt(&session).await?;
         // Claim the answer: the attempt goes back to Sent and the session to Processing, so
         // that a second answer (a double click) finds it taken.
         let now = self.now();
@@ -51,7 +46,7 @@ impl Checkout {
             let session = self.reload(id).await?;
             return Ok((page, already_handled(session)));
         }
-        let session = crate::session::PaymentSession {
+        let session = PaymentSession {
             state: processing,
             updated_at: now,
             ..session
@@ -92,12 +87,7 @@ impl Checkout {
         if session.state != SessionState::ChallengeRequired {
             return Ok((page, already_handled(session)));
         }
-        let attempt = self.current_attempt(&session).await?;
-        let Some(reference) = attempt.processor_reference.clone() else {
-            return Err(
-                anyhow::anyhow!("challenge attempt {} has no reference", attempt.id).into(),
-            );
-        };
+        let (attempt, reference) = self.challenge_attempt(&session).await?;
         let outcome = match self.ports.processor.retrieve(&reference).await {
             Ok(ProcessorOutcome::ChallengeRequired { challenge_url, .. }) => {
                 // Not finished at the processor: an expired one is cancelled there first.
@@ -129,7 +119,23 @@ impl Checkout {
     }
 }
 
-fn already_handled(session: crate::session::PaymentSession) -> PaymentOutcome {
+impl Checkout {
+    /// The current attempt of a session waiting for a challenge, and its processor reference.
+    async fn challenge_attempt(
+        &self,
+        session: &PaymentSession,
+    ) -> Result<(PaymentAttempt, String), CheckoutError> {
+        let attempt = self.current_attempt(session).await?;
+        match attempt.processor_reference.clone() {
+            Some(reference) => Ok((attempt, reference)),
+            None => {
+                Err(anyhow::anyhow!("challenge attempt {} has no reference", attempt.id).into())
+            }
+        }
+    }
+}
+
+fn already_handled(session: PaymentSession) -> PaymentOutcome {
     PaymentOutcome {
         session,
         result: PaymentResult::AlreadyHandled,

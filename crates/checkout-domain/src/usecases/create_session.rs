@@ -214,6 +214,8 @@ impl Checkout {
             culture: new.culture,
             items: new.items,
             charges: new.charges,
+            metadata: new.metadata,
+            capture_method: new.capture_method,
             state: SessionState::Pending,
             current_attempt: None,
             created_at: now,

@@ -12,11 +12,10 @@ use std::future::Future;
 
 use time::Duration;
 
-use super::{Checkout, PaymentLink};
+use super::Checkout;
 use crate::auth::Claims;
 use crate::error::{CheckoutError, IdempotencyConflict};
 use crate::ports::{Claim, ClaimTimes, HeldKey, SavedResponse};
-use crate::session::{PaymentSession, SessionRequest};
 use crate::values::{IdempotencyKey, RequestFingerprint};
 
 /// How long keys are remembered, and how long a claim holds a key without a response.
@@ -135,43 +134,26 @@ fn is_kept<T>(result: &Result<T, CheckoutError>) -> bool {
 }
 
 impl Checkout {
-    /// POST /pay/api/start-payment with an `Idempotency-Key`: [`Checkout::start_payment`] at
-    /// most once per key of the caller's terminal. `render` turns the outcome into the
-    /// response that is sent and saved; it is called only for outcomes that are kept.
+    /// A create with an `Idempotency-Key` (POST /pay/api/start-payment over
+    /// [`Checkout::start_payment`], POST /pay/api/generate-payment-link over
+    /// [`Checkout::generate_payment_link`]): `create`, a future not polled yet, runs at most
+    /// once per key of the caller's terminal. `render` turns the outcome into the response
+    /// that is sent and saved; it is called only for outcomes that are kept.
     ///
     /// Errors: [`IdempotencyConflict::KeyReused`] when the key was used with another request,
     /// [`IdempotencyConflict::InProgress`] while the first request with it runs, and the
     /// create's own fault (after releasing the key).
-    pub async fn start_payment_once<R>(
+    pub async fn create_once<T, R>(
         &self,
         caller: &Claims,
-        request: &SessionRequest,
         once: &IdempotentRequest,
+        create: impl Future<Output = Result<T, CheckoutError>>,
         render: R,
     ) -> Result<IdempotentAnswer, CheckoutError>
     where
-        R: FnOnce(&Result<PaymentSession, CheckoutError>) -> SavedResponse,
+        R: FnOnce(&Result<T, CheckoutError>) -> SavedResponse,
     {
-        let create = async { (self.start_payment(caller, request).await, Finality::Final) };
-        self.run_once(caller, once, create, render).await
-    }
-
-    /// POST /pay/api/generate-payment-link with an `Idempotency-Key`: like
-    /// [`Checkout::start_payment_once`], over [`Checkout::generate_payment_link`].
-    pub async fn generate_payment_link_once<R>(
-        &self,
-        caller: &Claims,
-        request: &SessionRequest,
-        once: &IdempotentRequest,
-        render: R,
-    ) -> Result<IdempotentAnswer, CheckoutError>
-    where
-        R: FnOnce(&Result<PaymentLink, CheckoutError>) -> SavedResponse,
-    {
-        let create = async {
-            let link = self.generate_payment_link(caller, request).await;
-            (link, Finality::Final)
-        };
+        let create = async { (create.await, Finality::Final) };
         self.run_once(caller, once, create, render).await
     }
 

@@ -29,7 +29,7 @@ pub use idempotent_create::{Finality, IdempotencyPolicy, IdempotentAnswer, Idemp
 pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, GuardedPost, PaymentOutcome, PaymentResult};
-pub use processor_notices::NoticeOutcome;
+pub use processor_notices::{NoticeOutcome, NOTICE_MEMORY};
 pub use reconcile::{ReconcilePolicy, ReconcileReport};
 pub use refund_payment::RefundDone;
 pub use webhooks::{

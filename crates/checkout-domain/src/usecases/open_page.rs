@@ -12,18 +12,21 @@ pub struct HostedPage {
     pub session: PaymentSession,
     /// The merchant name to show.
     pub merchant_name: String,
-    /// How its terminal captures payments.
+    /// How its payment is captured: the session's own method when its create asked for
+    /// one, else its terminal's.
     pub capture_method: crate::terminal::CaptureMethod,
 }
 
 impl HostedPage {
     /// The page of `session`, with the name and capture method of its `terminal` (the
-    /// terminal number and automatic capture when it was never provisioned).
+    /// terminal number and automatic capture when it was never provisioned); the session's
+    /// own capture method, when it has one, comes first.
     pub fn of(session: PaymentSession, terminal: Option<crate::terminal::Terminal>) -> Self {
-        let (merchant_name, capture_method) = match terminal {
+        let (merchant_name, terminal_method) = match terminal {
             Some(t) => (t.display_name, t.capture_method),
             None => (session.terminal.to_string(), Default::default()),
         };
+        let capture_method = session.capture_method.unwrap_or(terminal_method);
         HostedPage {
             session,
             merchant_name,

@@ -15,6 +15,10 @@ use crate::session::{
 };
 use crate::values::{AttemptId, RefundId};
 
+/// How long the id of an absorbed processor event is kept to refuse its redeliveries: ten
+/// times the 3 days for which Stripe redelivers an event.
+pub const NOTICE_MEMORY: time::Duration = time::Duration::days(30);
+
 /// What absorbing one processor event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoticeOutcome {
@@ -62,6 +66,13 @@ impl Checkout {
         self.ports
             .processor_events
             .read(payload, signature, self.now())
+    }
+
+    /// Forgets the ids of processor events absorbed more than [`NOTICE_MEMORY`] ago; returns
+    /// how many. A processor stops redelivering an event long before (Stripe: 3 days).
+    pub async fn forget_processor_notices(&self) -> Result<u64, CheckoutError> {
+        let before = self.now() - NOTICE_MEMORY;
+        Ok(self.ports.notices.forget_notices_before(before).await?)
     }
 
     /// Absorbs a verified processor event once: reads the object it names from the processor

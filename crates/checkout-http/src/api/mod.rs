@@ -1,6 +1,6 @@
 //! The JSON API routes (spec 4.1–4.4), the lookup of sessions by merchant reference, the
 //! event feed and webhook endpoints, the merchant's actions after a payment (cancel, capture,
-//! void, refunds), the card processor's events, and the public keys.
+//! void, refunds), payment links' QR codes, the card processor's events, and the public keys.
 
 pub mod by_reference;
 pub mod cancel;
@@ -10,6 +10,7 @@ pub mod jwks;
 mod paging;
 pub mod payment_link;
 pub mod processor_events;
+pub mod qr;
 pub mod refunds;
 pub mod start_payment;
 pub mod status;

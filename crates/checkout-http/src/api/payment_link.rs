@@ -55,9 +55,10 @@ pub async fn generate_payment_link(
         key,
         fingerprint: idempotency::fingerprint(&req, &body.bytes),
     };
+    let create = state.checkout.generate_payment_link(&caller.0, &request);
     let answer = state
         .checkout
-        .generate_payment_link_once(&caller.0, &request, &once, |result| match result {
+        .create_once(&caller.0, &once, create, |result| match result {
             Ok(link) => {
                 tracing::info!(session = %link.session.id, terminal = %link.session.terminal, "payment link created");
                 idempotency::json_response(

@@ -52,9 +52,10 @@ pub async fn start_payment(
         key,
         fingerprint: idempotency::fingerprint(&req, &body.bytes),
     };
+    let create = state.checkout.start_payment(&caller.0, &request);
     let answer = state
         .checkout
-        .start_payment_once(&caller.0, &request, &once, |result| match result {
+        .create_once(&caller.0, &once, create, |result| match result {
             Ok(session) => {
                 tracing::info!(session = %session.id, terminal = %session.terminal, "checkout session created");
                 idempotency::json_response(StatusCode::OK, &StartPaymentResponse::from(session))

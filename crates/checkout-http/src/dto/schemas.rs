@@ -9,7 +9,10 @@ use checkout_domain::events::EventType;
 use checkout_domain::session::{
     AttemptState, CardAttempt, DisputeStatus, LedgerState, SessionState,
 };
-use checkout_domain::values::Currency;
+use checkout_domain::terminal::CaptureMethod;
+use checkout_domain::values::{
+    Currency, MAX_METADATA_KEYS, MAX_METADATA_KEY_CHARS, MAX_METADATA_VALUE_CHARS,
+};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
@@ -58,6 +61,45 @@ component!(
          as decimal places (USD and CRC 2, JPY 0, KWD 3); the table of every code and its minor \
          units is docs/currencies.md.",
         "USD",
+    )
+);
+
+component!(
+    /// `Metadata`: the merchant's own string pairs on a session, within Stripe's limits.
+    MetadataSchema as "Metadata" => ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(MAX_METADATA_VALUE_CHARS)),
+        ))
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(MAX_METADATA_KEY_CHARS))
+                .pattern(Some("^[^\\[\\]]+$")),
+        ))
+        .max_properties(Some(MAX_METADATA_KEYS))
+        .description(Some(
+            "The merchant's own key-value pairs: at most 50 keys of at most 40 characters \
+             (without `[` or `]`), each value a string of at most 500. Returned as given in \
+             the status record, the events feed and the webhooks; the service never reads \
+             them. A pair outside the limits is a 400 naming it (`Metadata[key]`).",
+        ))
+        .examples([serde_json::json!({ "orderId": "1001", "channel": "web" })])
+        .build()
+        .into()
+);
+
+component!(
+    /// `CaptureMethod`: when the authorisation is captured.
+    CaptureMethodName as "CaptureMethod" => string_enum(
+        CaptureMethod::ALL.map(CaptureMethod::as_str),
+        "`automatic`: captured with the authorisation (the session ends `Successful`); \
+         `manual`: the authorisation is held (`ApprovedTransaction`) until the merchant \
+         captures or voids it. On a create: the terminal's method when omitted.",
+        "manual",
     )
 );
 

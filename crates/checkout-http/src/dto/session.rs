@@ -4,7 +4,7 @@ use checkout_domain::session::{ChargeRequest, ItemRequest, PaymentSession, Sessi
 use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
-use super::schemas::{Culture, CurrencyCode};
+use super::schemas::{CaptureMethodName, Culture, CurrencyCode, MetadataSchema};
 use super::{utc_timestamp, JsonDecimal};
 
 /// A JSON number with no fractional part (`3` or `3.0`: JSON Schema's `integer`), as an
@@ -124,6 +124,13 @@ macro_rules! session_request {
             /// to 24 hours for integrated checkouts); the configured validity when absent.
             #[schema(format = DateTime)]
             pub expiration_date_time: Option<String>,
+            /// The merchant's own key-value pairs (an addition to the spec's fields).
+            #[schema(value_type = Option<MetadataSchema>)]
+            pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+            /// When the authorisation is captured (an addition to the spec's fields): the
+            /// terminal's method when omitted.
+            #[schema(value_type = Option<CaptureMethodName>)]
+            pub capture_method: Option<String>,
         }
 
         impl $name {
@@ -143,6 +150,16 @@ macro_rules! session_request {
                     .collect();
                 request.items = self.items.unwrap_or_default().into_iter().map(Into::into).collect();
                 request.expiration_date_time = self.expiration_date_time;
+                request.metadata = self
+                    .metadata
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(key, value)| match value {
+                        serde_json::Value::String(text) => (key, Some(text)),
+                        _ => (key, None),
+                    })
+                    .collect();
+                request.capture_method = self.capture_method;
             }
         }
     };

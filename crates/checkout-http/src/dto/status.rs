@@ -1,5 +1,7 @@
 //! GET /pay/api/payment/{checkoutSessionId} body (spec 2.5, 3).
 
+use std::collections::BTreeMap;
+
 use checkout_domain::session::{CardAttempt, Dispute, PaymentSession, SessionKind};
 use checkout_domain::values::Currency;
 use serde::Serialize;
@@ -7,8 +9,8 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 use super::schemas::{
-    CardAttemptOutcome, CardBrandName, CurrencyCode, DisputeStatusName, PaymentState,
-    PaymentStateCode, SessionType,
+    CaptureMethodName, CardAttemptOutcome, CardBrandName, CurrencyCode, DisputeStatusName,
+    MetadataSchema, PaymentState, PaymentStateCode, SessionType,
 };
 use super::{utc_timestamp, JsonDecimal};
 
@@ -61,6 +63,14 @@ pub struct PaymentStatusResponse {
     /// The disputes (chargebacks) the payer's bank opened on the captured payment, oldest
     /// first, as the processor last reported each (empty unless captured and disputed).
     pub disputes: Vec<DisputeRecord>,
+    /// The merchant's metadata, as given at create; absent when none was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<MetadataSchema>)]
+    pub metadata: Option<BTreeMap<String, String>>,
+    /// The capture method the create asked for; absent when the terminal's applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<CaptureMethodName>)]
+    pub capture_method: Option<String>,
 }
 
 /// One dispute of a captured payment, as the card processor reports it.
@@ -172,6 +182,14 @@ impl PaymentStatusResponse {
                 .iter()
                 .map(|d| DisputeRecord::new(d, currency))
                 .collect(),
+            metadata: (!session.metadata.is_empty()).then(|| {
+                session
+                    .metadata
+                    .entries()
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect()
+            }),
+            capture_method: session.capture_method.map(|m| m.as_str().to_owned()),
         }
     }
 }

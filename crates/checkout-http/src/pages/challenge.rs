@@ -7,7 +7,7 @@ use checkout_domain::session::SessionState;
 use checkout_domain::usecases::{HostedPage, PaymentOutcome};
 use checkout_domain::{CheckoutError, SvcCode};
 
-use super::browser::{accept_language, browser_secret, csrf_ok, with_cookie};
+use super::browser::{accept_language, browser_nonce, csrf_ok, with_cookie};
 use super::error_page::{csrf_refused, error_page};
 use super::form::{self, ActionForm, LangQuery};
 use super::i18n::Lang;
@@ -41,12 +41,12 @@ pub async fn challenge_page(
     if page.session.state != SessionState::ChallengeRequired {
         return show_state(pages, lang, &page.session, &page.merchant_name);
     }
-    let (secret, cookie) = browser_secret(pages, &req);
+    let (nonce, cookie) = browser_nonce(pages, &req);
     let id = page.session.id.to_string();
     let view = ChallengeView {
         frame: Frame::new(lang, ""),
         purchase: PurchaseView::of(&page.session, &page.merchant_name, lang),
-        csrf: pages.csrf.token(&secret, &id),
+        csrf: pages.csrf.token(&nonce, &id),
         session_id: id,
     };
     let response = render::html(

@@ -10,7 +10,8 @@ use super::i18n::Lang;
 use super::render::{self, ErrorView};
 use super::Pages;
 
-/// The page refusing a form whose CSRF token does not match ("form expired"): what happened,
+/// The page refusing a cancel or challenge form whose CSRF token does not match (the card
+/// form's refusal is a 303 to the form asking to retype): its heading asks to try again,
 /// and a way back to the session's page when the session is known. Shown in the body of the
 /// refused post, which echoes nothing of the form.
 pub fn csrf_refused(pages: &Pages, lang: Lang, context: Option<&HostedPage>) -> HttpResponse {
@@ -18,6 +19,7 @@ pub fn csrf_refused(pages: &Pages, lang: Lang, context: Option<&HostedPage>) -> 
     let t = lang.texts();
     let base = context.map(|c| render::session_path(&c.session));
     let mut view = ErrorView::new(lang, base.as_deref().unwrap_or(""), "CSRF", t.form_expired);
+    view.title = t.form_expired_title;
     view.next_step = Some(t.form_expired_next);
     if let Some(context) = context {
         view.merchant = Some(context.merchant_name.clone());

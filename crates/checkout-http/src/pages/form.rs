@@ -62,6 +62,10 @@ pub struct LangQuery {
     pub lg: Option<String>,
     /// Present (`1`) after a declined card when the terminal allows another: the form says so.
     pub declined: Option<String>,
+    /// The id of a re-shown form (its state is in the signed `hc_form` cookie).
+    pub form: Option<String>,
+    /// Present (`1`) when a card post could not be used: the form asks to type the card again.
+    pub retype: Option<String>,
 }
 
 /// Parses a posted form; an unreadable body is an empty form.

@@ -150,8 +150,6 @@ pub struct Texts {
     pub guard_refused: &'static str,
     /// What a refused payer can do.
     pub guard_refused_next: &'static str,
-    /// Result page title.
-    pub result_title: &'static str,
     /// Approved.
     pub result_approved: &'static str,
     /// Declined (SVC_006).
@@ -186,6 +184,8 @@ pub struct Texts {
     pub cancel_unconfirmed: &'static str,
     /// A form whose security token does not match.
     pub form_expired: &'static str,
+    /// The heading of that refusal.
+    pub form_expired_title: &'static str,
     /// An unexpected error.
     pub unexpected: &'static str,
     /// Support reference label.
@@ -230,6 +230,52 @@ pub struct Texts {
     pub return_to: &'static str,
     /// Heading of the next-step text.
     pub what_now: &'static str,
+    /// Result heading and title: approved.
+    pub heading_approved: &'static str,
+    /// Result heading and title: declined.
+    pub heading_declined: &'static str,
+    /// Result heading and title: cancelled.
+    pub heading_cancelled: &'static str,
+    /// Result heading and title: waiting for the bank's authentication.
+    pub heading_challenge: &'static str,
+    /// Result heading and title: the processor is confirming.
+    pub heading_processing: &'static str,
+    /// Result heading and title: expired.
+    pub heading_expired: &'static str,
+    /// Label of the purchase description.
+    pub description: &'static str,
+    /// Heading of the notice asking to type the card again.
+    pub retype_heading: &'static str,
+    /// Why the card must be typed again.
+    pub retype_text: &'static str,
+    /// What the live region says while the payment is sent.
+    pub processing_status: &'static str,
+    /// Before the title of a form with errors.
+    pub error_prefix: &'static str,
+    /// The footer link to the accessibility statement.
+    pub accessibility_link: &'static str,
+    /// The accessibility statement's title.
+    pub a11y_title: &'static str,
+    /// Who the statement is about.
+    pub a11y_intro: &'static str,
+    /// Heading: how accessible the pages are.
+    pub a11y_status_heading: &'static str,
+    /// How accessible the pages are.
+    pub a11y_status: &'static str,
+    /// Heading: how they are checked.
+    pub a11y_checked_heading: &'static str,
+    /// How they are checked.
+    pub a11y_checked: &'static str,
+    /// Heading: what is known not to work well.
+    pub a11y_limits_heading: &'static str,
+    /// What is known not to work well.
+    pub a11y_limits: &'static str,
+    /// Heading: how to report a barrier.
+    pub a11y_contact_heading: &'static str,
+    /// How to report a barrier.
+    pub a11y_contact: &'static str,
+    /// When the statement was written.
+    pub a11y_date: &'static str,
 }
 
 /// Spanish.
@@ -262,7 +308,6 @@ pub const ES: Texts = Texts {
     guard_check: "Por seguridad, su navegador hará una breve comprobación antes de enviar la tarjeta. No se realizó ningún cargo; escriba de nuevo los datos de la tarjeta.",
     guard_refused: "Hubo demasiados intentos de pago rechazados. No se realizó ningún cargo y la tarjeta no se envió.",
     guard_refused_next: "Intente de nuevo más tarde o use otro medio de pago.",
-    result_title: "Resultado del pago",
     result_approved: "Pago aprobado. ¡Gracias!",
     result_declined: "La tarjeta fue rechazada. No se realizó ningún cargo.",
     declined_try_another: "La tarjeta fue rechazada. No se realizó ningún cargo; puede pagar con otra tarjeta.",
@@ -280,6 +325,7 @@ pub const ES: Texts = Texts {
     terminal_inactive: "Este comercio no puede recibir pagos en este momento. No se realizó ningún cargo.",
     cancel_unconfirmed: "No pudimos confirmar la cancelación con el procesador de tarjetas. Intente de nuevo en unos momentos.",
     form_expired: "El formulario venció por seguridad. Vuelva a abrir la página de pago.",
+    form_expired_title: "Vuelva a abrir la página e intente de nuevo",
     unexpected: "Ocurrió un error inesperado. No se realizó ningún cargo que no vaya a ver el comercio.",
     support_reference: "Referencia para soporte",
     lang_name: "Español",
@@ -302,6 +348,29 @@ pub const ES: Texts = Texts {
     reopen: "Abrir de nuevo la página de pago",
     return_to: "Volver a",
     what_now: "¿Qué puede hacer?",
+    heading_approved: "Pago aprobado",
+    heading_declined: "Tarjeta rechazada",
+    heading_cancelled: "Pago cancelado",
+    heading_challenge: "Falta la autenticación de su banco",
+    heading_processing: "Confirmando el pago",
+    heading_expired: "Pago vencido",
+    description: "Descripción",
+    retype_heading: "Vuelva a escribir los datos de la tarjeta",
+    retype_text: "Por su seguridad no pudimos usar el formulario enviado. No se realizó ningún cargo.",
+    processing_status: "Procesando el pago. No cierre ni recargue esta página.",
+    error_prefix: "Error",
+    accessibility_link: "Accesibilidad",
+    a11y_title: "Declaración de accesibilidad",
+    a11y_intro: "Esta declaración trata de las páginas de pago de este servicio: el formulario de tarjeta, la autenticación, el resultado y los mensajes de error.",
+    a11y_status_heading: "Estado de cumplimiento",
+    a11y_status: "Las páginas buscan cumplir las Pautas de Accesibilidad para el Contenido Web (WCAG) 2.2, nivel AA, que pide la norma europea EN 301 549 y que la Ley Europea de Accesibilidad aplica a los servicios de pago. Están hechas para usarse con teclado, con lector de pantalla, en pantallas pequeñas y sin JavaScript.",
+    a11y_checked_heading: "Cómo lo comprobamos",
+    a11y_checked: "Pruebas automáticas revisan cada estado de las páginas con axe-core en Chromium, en tamaño de teléfono y de escritorio, en español y en inglés, con y sin JavaScript. Los errores, el envío del pago y los resultados están en regiones que los lectores de pantalla anuncian.",
+    a11y_limits_heading: "Limitaciones conocidas",
+    a11y_limits: "La hora en que vence un enlace de pago se muestra en hora UTC, no en su hora local.",
+    a11y_contact_heading: "Comentarios y contacto",
+    a11y_contact: "Si encuentra una barrera, avise al comercio que le envió esta página e indique cuál era y qué ocurrió; el comercio es nuestro cliente y puede contactarnos.",
+    a11y_date: "Declaración preparada el 28 de noviembre de 2026.",
 };
 
 /// English.
@@ -334,7 +403,6 @@ pub const EN: Texts = Texts {
     guard_check: "For security, your browser will run a short check before the card is sent. Nothing was charged; please enter the card details again.",
     guard_refused: "There were too many declined payment attempts. Nothing was charged and the card was not sent.",
     guard_refused_next: "Please try again later or use another payment method.",
-    result_title: "Payment result",
     result_approved: "Payment approved. Thank you!",
     result_declined: "The card was declined. Nothing was charged.",
     declined_try_another: "The card was declined. Nothing was charged; you can pay with another card.",
@@ -352,6 +420,7 @@ pub const EN: Texts = Texts {
     terminal_inactive: "This merchant cannot take payments at the moment. Nothing was charged.",
     cancel_unconfirmed: "We could not confirm the cancellation with the card processor. Please try again in a moment.",
     form_expired: "The form expired for your security. Please open the payment page again.",
+    form_expired_title: "Please open the page again and try once more",
     unexpected: "An unexpected error occurred. Any charge will be visible to the merchant.",
     support_reference: "Support reference",
     lang_name: "English",
@@ -374,6 +443,29 @@ pub const EN: Texts = Texts {
     reopen: "Open the payment page again",
     return_to: "Return to",
     what_now: "What you can do",
+    heading_approved: "Payment approved",
+    heading_declined: "Card declined",
+    heading_cancelled: "Payment cancelled",
+    heading_challenge: "Your bank's authentication is needed",
+    heading_processing: "Confirming your payment",
+    heading_expired: "Payment expired",
+    description: "Description",
+    retype_heading: "Please enter your card details again",
+    retype_text: "For your security the form you sent could not be used. Nothing was charged.",
+    processing_status: "Processing your payment. Please do not close or reload this page.",
+    error_prefix: "Error",
+    accessibility_link: "Accessibility",
+    a11y_title: "Accessibility statement",
+    a11y_intro: "This statement covers this service's payment pages: the card form, the authentication, the result and the error messages.",
+    a11y_status_heading: "Compliance status",
+    a11y_status: "The pages aim to meet the Web Content Accessibility Guidelines (WCAG) 2.2 at level AA, which the European standard EN 301 549 asks for and the European Accessibility Act applies to payment services. They are built to be used with a keyboard, with a screen reader, on small screens and without JavaScript.",
+    a11y_checked_heading: "How we check",
+    a11y_checked: "Automated tests check every state of the pages with axe-core in Chromium, at phone and desktop sizes, in Spanish and English, with and without JavaScript. Errors, the sending of the payment and the results are in regions that screen readers announce.",
+    a11y_limits_heading: "Known limitations",
+    a11y_limits: "The time a payment link expires is shown in UTC, not in your local time.",
+    a11y_contact_heading: "Feedback and contact",
+    a11y_contact: "If you meet a barrier, tell the merchant who sent you this page which page it was and what happened; the merchant is our customer and can reach us.",
+    a11y_date: "Statement prepared on 28 November 2026.",
 };
 
 impl Texts {
@@ -451,7 +543,8 @@ mod tests {
         // Only words that are the same in both languages may match.
         let same: Vec<&String> = es.keys().filter(|k| es[*k] == en[*k]).collect();
         assert!(
-            same.iter().all(|k| ["total"].contains(&k.as_str())),
+            same.iter()
+                .all(|k| ["total", "error_prefix"].contains(&k.as_str())),
             "untranslated: {same:?}"
         );
     }

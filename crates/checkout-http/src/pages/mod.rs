@@ -1,5 +1,6 @@
 //! The hosted pages (spec 4.5): the checkout page, the payment link page, the card form post,
-//! the sandbox 3DS challenge, the processor's return, and cancel. Server-rendered with tera;
+//! the sandbox 3DS challenge, the processor's return, and cancel; besides them the
+//! accessibility statement every page links (`/pay/accessibility`) and `/favicon.ico`. Server-rendered with tera;
 //! one first-party script enhances them (`templates/checkout.js`, allowed by its hash) and
 //! every page works without it. Every use case is the domain's.
 
@@ -11,7 +12,9 @@ mod browser;
 mod cancel;
 mod challenge;
 mod error_page;
+mod flash;
 mod form;
+mod icon;
 mod load;
 mod money;
 mod navigate;
@@ -23,10 +26,11 @@ use checkout_domain::session::PaymentSession;
 use tera::Tera;
 
 use self::csrf::CsrfKey;
+use self::flash::FlashKey;
 
 /// What the pages need besides the use cases.
 pub struct PagesConfig {
-    /// 32 secret bytes for the CSRF tokens.
+    /// 32 secret bytes for the CSRF tokens and the re-shown forms' cookie.
     pub csrf_secret: [u8; 32],
     /// The public base URL (for the processor's return address).
     pub public_base_url: String,
@@ -47,7 +51,9 @@ pub struct PagesConfig {
 pub struct Pages {
     tera: Tera,
     csrf: CsrfKey,
+    flash: FlashKey,
     public_base_url: String,
+    own_origin: String,
     own_challenge_page: bool,
     processor_origins: Vec<String>,
     processing_wait: std::time::Duration,
@@ -68,6 +74,10 @@ impl Pages {
         Ok(Pages {
             tera: render::templates()?,
             csrf: CsrfKey::new(&config.csrf_secret),
+            flash: FlashKey::new(&config.csrf_secret),
+            own_origin: url::Url::parse(&config.public_base_url)
+                .map(|u| u.origin().ascii_serialization())
+                .unwrap_or_default(),
             public_base_url: config.public_base_url.trim_end_matches('/').to_owned(),
             own_challenge_page: config.own_challenge_page,
             processor_origins: config.processor_origins,
@@ -79,6 +89,11 @@ impl Pages {
     /// Whether cookies are `Secure`: only when the public base URL is https.
     pub fn cookies_secure(&self) -> bool {
         self.public_base_url.starts_with("https://")
+    }
+
+    /// The origin of the public base URL (`scheme://host[:port]`).
+    pub fn own_origin(&self) -> &str {
+        &self.own_origin
     }
 
     /// The CSP of pages about `session`: forms may lead to the merchant's callback origins
@@ -128,6 +143,34 @@ async fn favicon() -> HttpResponse {
     asset("image/svg+xml", render::FAVICON)
 }
 
+/// `/favicon.ico`, for the clients that ask for it whatever the page says.
+async fn favicon_ico() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("image/x-icon")
+        .insert_header(("Cache-Control", "public, max-age=86400"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .body(icon::favicon_ico())
+}
+
+/// GET /pay/accessibility: the accessibility statement (`?lg=es|en`), linked from every page.
+async fn accessibility(
+    state: web::Data<crate::AppState>,
+    req: actix_web::HttpRequest,
+    query: web::Query<form::LangQuery>,
+) -> HttpResponse {
+    let pages = &state.pages;
+    let lang = i18n::Lang::choose(query.lg.as_deref(), None, browser::accept_language(&req));
+    render::html(
+        &pages.tera,
+        actix_web::http::StatusCode::OK,
+        "accessibility.html",
+        &render::StatementView {
+            frame: render::Frame::new(lang, ""),
+        },
+        &pages.csp_for(None),
+    )
+}
+
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route(
@@ -160,5 +203,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .route("/pay/assets/checkout.css", web::get().to(stylesheet))
     .route("/pay/assets/checkout.js", web::get().to(script))
-    .route("/pay/assets/favicon.svg", web::get().to(favicon));
+    .route("/pay/assets/favicon.svg", web::get().to(favicon))
+    .route("/pay/accessibility", web::get().to(accessibility))
+    .route("/favicon.ico", web::get().to(favicon_ico));
 }

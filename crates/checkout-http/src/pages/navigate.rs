@@ -43,19 +43,38 @@ pub fn show_state(
         return see_other(pages, Some(session), url.as_str());
     }
     let t = lang.texts();
-    let (message, next_step, success) = match session.state {
-        SessionState::Successful | SessionState::ApprovedTransaction => {
-            (t.result_approved, Some(t.approved_next), true)
-        }
-        SessionState::Failed => (t.result_declined, Some(t.declined_next), false),
-        SessionState::Cancelled | SessionState::Voided => {
-            (t.result_cancelled, Some(t.cancelled_next), false)
-        }
-        SessionState::ChallengeRequired => (t.result_challenge, None, false),
-        SessionState::Expired => (t.expired_message, Some(t.expired_next), false),
-        SessionState::Processing | SessionState::Pending => {
-            (t.result_processing, Some(t.processing_next), false)
-        }
+    let (heading, message, next_step, success) = match session.state {
+        SessionState::Successful | SessionState::ApprovedTransaction => (
+            t.heading_approved,
+            t.result_approved,
+            Some(t.approved_next),
+            true,
+        ),
+        SessionState::Failed => (
+            t.heading_declined,
+            t.result_declined,
+            Some(t.declined_next),
+            false,
+        ),
+        SessionState::Cancelled | SessionState::Voided => (
+            t.heading_cancelled,
+            t.result_cancelled,
+            Some(t.cancelled_next),
+            false,
+        ),
+        SessionState::ChallengeRequired => (t.heading_challenge, t.result_challenge, None, false),
+        SessionState::Expired => (
+            t.heading_expired,
+            t.expired_message,
+            Some(t.expired_next),
+            false,
+        ),
+        SessionState::Processing | SessionState::Pending => (
+            t.heading_processing,
+            t.result_processing,
+            Some(t.processing_next),
+            false,
+        ),
     };
     let challenge_link = (session.state == SessionState::ChallengeRequired)
         .then(|| own_challenge(pages, session, lang))
@@ -64,6 +83,7 @@ pub fn show_state(
         frame: Frame::new(lang, ""),
         purchase: PurchaseView::of(session, merchant, lang),
         state: session.state.name(),
+        heading,
         message,
         next_step,
         challenge_link,

@@ -5,8 +5,13 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::session::SessionFlow;
 use checkout_domain::usecases::HostedPage;
 
-use super::browser::{accept_language, browser_secret, with_cookie};
+use checkout_domain::card::CardField;
+use checkout_domain::SvcCode;
+use time::OffsetDateTime;
+
+use super::browser::{accept_language, browser_nonce, with_cookie};
 use super::error_page::error_page_about;
+use super::flash::Notice;
 use super::form::LangQuery;
 use super::i18n::Lang;
 use super::load::{context_of, session_id};
@@ -62,21 +67,8 @@ async fn open(
         Ok(page) => {
             let lang = Lang::choose(lg, page.session.culture, accept);
             if page.is_payable() {
-                // Back after a declined card, the terminal allowing another: say so.
-                let banner = query.declined.is_some().then(|| Banner {
-                    code: checkout_domain::SvcCode::Svc006.spec().code,
-                    text: lang.texts().declined_try_another,
-                });
-                pay_form(
-                    pages,
-                    req,
-                    &page,
-                    lang,
-                    FormState {
-                        banner,
-                        ..FormState::default()
-                    },
-                )
+                let form = reshown_form(pages, req, &page, query, lang);
+                pay_form(pages, req, &page, lang, form)
             } else {
                 show_state(pages, lang, &page.session, &page.merchant_name)
             }
@@ -84,12 +76,105 @@ async fn open(
     }
 }
 
+/// The state of the form on the session's GET page: the form a card post left (its signed
+/// cookie, named by `form=`), or the notice a query parameter asks for (`declined=1` after a
+/// declined card or a failed challenge when the terminal allows another card; `retype=1` after
+/// a post whose token could not be used), else a clean form. A form the card-testing guard
+/// challenged carries a fresh proof-of-work challenge for this session.
+fn reshown_form(
+    pages: &Pages,
+    req: &HttpRequest,
+    page: &HostedPage,
+    query: &LangQuery,
+    lang: Lang,
+) -> FormState {
+    let t = lang.texts();
+    let id = page.session.id.to_string();
+    if let Some(flash) = query
+        .form
+        .as_deref()
+        .and_then(|form_id| pages.flash.read(req, &id, form_id))
+    {
+        let errors = flash
+            .errors
+            .iter()
+            .map(|(field, error)| {
+                let field = field.field();
+                SummaryItem {
+                    id: input_id(field),
+                    label: t.field_label(field),
+                    message: t.card_error(field, error.error()),
+                }
+            })
+            .collect();
+        // The card-testing guard asked for a proof of work (or the payer it challenged
+        // mistyped): a fresh challenge bound to this session.
+        let challenged = flash.challenge || flash.notice == Some(Notice::ChallengeRequired);
+        let proof = pages
+            .proof_of_work
+            .as_ref()
+            .filter(|_| challenged)
+            .map(|pow| pow.issue(page.session.id, OffsetDateTime::now_utc()));
+        return FormState {
+            errors,
+            banner: flash.notice.map(|n| banner(n, lang)),
+            holder: flash.holder,
+            expiry: flash.expiry,
+            form_id: Some(flash.id),
+            proof,
+        };
+    }
+    let notice = if query.declined.is_some() {
+        Some(Notice::DeclinedTryAnother)
+    } else if query.retype.is_some() {
+        Some(Notice::Retype)
+    } else {
+        None
+    };
+    FormState {
+        banner: notice.map(|n| banner(n, lang)),
+        ..FormState::default()
+    }
+}
+
+/// The input id of a card field, as in the form.
+pub fn input_id(field: CardField) -> &'static str {
+    match field {
+        CardField::CardholderName => "cardholderName",
+        CardField::CardNumber => "cardNumber",
+        CardField::Expiry => "cardExpiry",
+        CardField::Cvv => "cardCvv",
+    }
+}
+
+/// The banner of `notice` in `lang`.
+fn banner(notice: Notice, lang: Lang) -> Banner {
+    let t = lang.texts();
+    let (code, heading, text) = match notice {
+        Notice::ProcessorUnreachable => {
+            (SvcCode::Svc003.spec().code, None, t.processor_unreachable)
+        }
+        Notice::ProcessorRefused => (SvcCode::Svc004.spec().code, None, t.processor_refused),
+        Notice::DeclinedTryAnother => (
+            SvcCode::Svc006.spec().code,
+            Some(t.heading_declined),
+            t.declined_try_another,
+        ),
+        Notice::Retype => ("CSRF", Some(t.retype_heading), t.retype_text),
+        Notice::Unexpected => ("ERROR", None, t.unexpected),
+        Notice::ChallengeRequired => ("GUARD_CHECK", None, t.guard_check),
+    };
+    Banner {
+        code,
+        heading,
+        text,
+    }
+}
+
 /// What a re-shown card form keeps and says: the field errors (input id, message; in form
 /// order), a banner, and the values safe to show again.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct FormState {
-    /// The status of the answer.
-    pub status: StatusCode,
     /// Input id, field label and message of each field that failed the checks.
     pub errors: Vec<SummaryItem>,
     /// A message above the form (processor errors).
@@ -98,21 +183,10 @@ pub struct FormState {
     pub holder: String,
     /// The expiry as `MM/YY` when it was valid; never the card number or the code.
     pub expiry: String,
+    /// The id of the re-shown form (the language switch keeps it).
+    pub form_id: Option<String>,
     /// The card-testing guard's challenge the post must answer.
     pub proof: Option<crate::card_guard::Challenge>,
-}
-
-impl Default for FormState {
-    fn default() -> Self {
-        FormState {
-            status: StatusCode::OK,
-            errors: Vec::new(),
-            banner: None,
-            holder: String::new(),
-            expiry: String::new(),
-            proof: None,
-        }
-    }
 }
 
 /// The card form for `page` in the state `form`.
@@ -124,18 +198,22 @@ pub fn pay_form(
     form: FormState,
 ) -> HttpResponse {
     let session = &page.session;
-    let (secret, cookie) = browser_secret(pages, req);
+    let (nonce, cookie) = browser_nonce(pages, req);
     let id = session.id.to_string();
-    // A form re-shown in a post's answer switches language on the session's own page.
-    let base = if req.method() == actix_web::http::Method::GET {
-        String::new()
+    let mut frame = Frame::new(lang, "");
+    if let Some(form_id) = &form.form_id {
+        frame.switch_href.push_str(&format!("&form={form_id}"));
+    }
+    let t = lang.texts();
+    let title_prefix = if !form.errors.is_empty() {
+        Some(t.error_prefix)
     } else {
-        render::session_path(session)
+        form.banner.and_then(|b| b.heading)
     };
     let view = PayView {
-        frame: Frame::new(lang, &base),
+        frame,
         purchase: PurchaseView::of(session, &page.merchant_name, lang),
-        csrf: pages.csrf.token(&secret, &id),
+        csrf: pages.csrf.token(&nonce, &id),
         session_id: id,
         can_cancel: matches!(
             session.kind,
@@ -147,10 +225,11 @@ pub fn pay_form(
         holder: form.holder,
         expiry: form.expiry,
         proof: form.proof,
+        title_prefix,
     };
     let response = render::html(
         &pages.tera,
-        form.status,
+        StatusCode::OK,
         "pay.html",
         &view,
         &pages.csp_for(Some(session)),

@@ -1,6 +1,7 @@
 //! POST /pay/process-payment: the card form. CSRF-checked; the card is checked on the server;
 //! the domain makes sure at most one authorisation happens per session.
 //!
+//! Every answer is a 303 to a GET page (`docs/decisions/0013-payer-forms-csrf-and-prg.md`).
 //! A form shown again after a failed check keeps the cardholder name and a valid expiry,
 //! never the card number or the CVV
 //! (`docs/decisions/0009-pages-never-show-card-data-again.md`).
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use checkout_domain::card::{CardExpiry, CardField, CardInput};
+use checkout_domain::card::{CardExpiry, CardInput};
 use checkout_domain::guard::{GuardAction, ProofCheck};
 use checkout_domain::session::{PaymentSession, SessionState};
 use checkout_domain::usecases::{CardPost, GuardedPost, PaymentResult};
@@ -17,32 +18,23 @@ use checkout_domain::values::SessionId;
 use checkout_domain::{CheckoutError, SvcCode};
 use time::OffsetDateTime;
 
-use super::browser::{accept_language, csrf_ok};
-use super::error_page::{csrf_refused, error_page, error_page_about};
+use super::browser::{accept_language, csrf_ok, with_cookie};
+use super::error_page::error_page_about;
+use super::flash::{ErrorCode, FieldCode, Flash, FlashKey, Notice};
 use super::form::{self, PaymentForm};
 use super::i18n::Lang;
 use super::load::{context_of, open_any, session_id};
 use super::navigate::{after_step, go_to_state, see_other};
-use super::open::pay_form;
-use super::open::FormState;
-use super::render::{self, Banner, SummaryItem};
+use super::render;
+use super::Pages;
 use crate::card_guard::Solution;
 use crate::AppState;
 
-/// The input id of a card field, as in the form.
-fn input_id(field: CardField) -> &'static str {
-    match field {
-        CardField::CardholderName => "cardholderName",
-        CardField::CardNumber => "cardNumber",
-        CardField::Expiry => "cardExpiry",
-        CardField::Cvv => "cardCvv",
-    }
-}
-
 /// Handles a card form submission: one use-case call, which reads the session once. Every
-/// outcome is a 303 to a GET page (a reload never posts the card again), except a form to
-/// correct (422, the form again with the valid name and expiry, never the number or the code)
-/// and the refusals that keep the payer where they are (a bad token, a processor retry).
+/// answer is a 303 to a GET page, so that a reload or Back never posts the card again and
+/// never meets a browser's resubmission page: the merchant, the challenge, the session's
+/// result page, or its form shown again with what [`super::flash`] keeps (the name, a valid
+/// expiry, the failed fields, the notice; never the number or the code).
 pub async fn process_payment(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -55,12 +47,28 @@ pub async fn process_payment(
     let accept = accept_language(&req);
     let lang = Lang::choose(form.lg.as_deref(), None, accept);
     if !csrf_ok(pages, &req, &raw_id, form.csrf_token.as_deref()) {
+        // Nothing of the post is kept: a forged post must not fill the payer's form.
+        tracing::warn!("card form refused: CSRF token missing or wrong, or another site");
         let context = context_of(&state.checkout, &raw_id).await;
-        return csrf_refused(pages, lang, context.as_ref());
+        return match context {
+            Some(context) => {
+                let lang = Lang::choose(form.lg.as_deref(), context.session.culture, accept);
+                see_other(
+                    pages,
+                    Some(&context.session),
+                    &format!(
+                        "{}?lg={}&retype=1",
+                        render::session_path(&context.session),
+                        lang.code()
+                    ),
+                )
+            }
+            None => go_to_unknown(pages, lang, &raw_id),
+        };
     }
     let id = match session_id(&raw_id) {
         Ok(id) => id,
-        Err(e) => return error_page(pages, lang, &e),
+        Err(_) => return go_to_unknown(pages, lang, &raw_id),
     };
     let holder = form.cardholder_name.clone().unwrap_or_default();
     let input = CardInput {
@@ -106,89 +114,76 @@ pub async fn process_payment(
         _ => String::new(),
     };
     drop(input);
+    let mut kept = FlashKey::start(&raw_id);
+    kept.holder = holder;
     let post = match post {
         Ok(post) => post,
+        // Fail closed: the store (and with it the card-testing guard's counts) could not be
+        // read, so nothing was processed. A direct 503 page: a redirect would only meet the
+        // same outage, and there is nothing to keep a reload from repeating.
+        Err(e) if crate::problem::is_temporarily_unavailable(&e) => {
+            tracing::warn!(error = %e, "card post: dependency unavailable, nothing processed");
+            let context = context_of(&state.checkout, &raw_id).await;
+            let lang = Lang::choose(
+                form.lg.as_deref(),
+                context.as_ref().and_then(|c| c.session.culture),
+                accept,
+            );
+            let base = context
+                .as_ref()
+                .map(|c| render::session_path(&c.session))
+                .unwrap_or_default();
+            return error_page_about(pages, lang, &e, &base, context.as_ref());
+        }
         Err(e) => {
             let Some(context) = context_of(&state.checkout, &raw_id).await else {
-                return error_page(pages, lang, &e);
+                tracing::warn!(error = %e, "card post about no known session");
+                return go_to_unknown(pages, lang, &raw_id);
             };
             let lang = Lang::choose(form.lg.as_deref(), context.session.culture, accept);
-            // A session that expired while its form was open: its page says so (a GET).
+            // A session that expired while its form was open: its page says so. An
+            // inactive terminal: its page says so too.
             if matches!(
                 e,
                 CheckoutError::Service {
-                    code: SvcCode::Svc002,
+                    code: SvcCode::Svc002 | SvcCode::Svc005,
                     ..
                 }
             ) {
                 return go_to_page(pages, lang, &context.session);
             }
-            let base = render::session_path(&context.session);
-            return error_page_about(pages, lang, &e, &base, Some(&context));
+            tracing::error!(error = %e, "card post failed");
+            kept.notice = Some(Notice::Unexpected);
+            return go_to_form(pages, lang, &context.session, &kept);
         }
     };
     let page = post.page;
     let lang = Lang::choose(form.lg.as_deref(), page.session.culture, accept);
-    let t = lang.texts();
     match post.result {
         Err(field_errors) => {
             // A BTreeMap of CardField iterates in the form's order.
-            let errors = field_errors
+            kept.errors = field_errors
                 .into_iter()
-                .map(|(field, error)| SummaryItem {
-                    id: input_id(field),
-                    label: t.field_label(field),
-                    message: t.card_error(field, error),
-                })
+                .map(|(field, error)| (FieldCode::of(field), ErrorCode::of(error)))
                 .collect();
-            // A challenged payer who mistyped keeps a challenge (a fresh one: the form's
-            // number was never checked against the guard).
-            let proof = match guarded.proof {
-                ProofCheck::Absent => None,
-                _ => pages
-                    .proof_of_work
-                    .as_ref()
-                    .map(|pow| pow.issue(id, OffsetDateTime::now_utc())),
-            };
-            let state = FormState {
-                status: StatusCode::UNPROCESSABLE_ENTITY,
-                errors,
-                banner: None,
-                holder,
-                expiry,
-                proof,
-            };
-            pay_form(pages, &req, &page, lang, state)
+            kept.expiry = expiry;
+            // A challenged payer who mistyped keeps a challenge (a fresh one, issued by the
+            // form's GET: the form's number was never checked against the guard).
+            kept.challenge = !matches!(guarded.proof, ProofCheck::Absent);
+            go_to_form(pages, lang, &page.session, &kept)
         }
         Ok(PaymentResult::Retry { code }) => {
-            let banner = Banner {
-                code: code.spec().code,
-                text: if code == SvcCode::Svc003 {
-                    t.processor_unreachable
-                } else {
-                    t.processor_refused
-                },
-            };
-            let state = FormState {
-                status: StatusCode::UNPROCESSABLE_ENTITY,
-                banner: Some(banner),
-                holder,
-                ..FormState::default()
-            };
-            pay_form(pages, &req, &page, lang, state)
+            kept.notice = Some(if code == SvcCode::Svc003 {
+                Notice::ProcessorUnreachable
+            } else {
+                Notice::ProcessorRefused
+            });
+            go_to_form(pages, lang, &page.session, &kept)
         }
         // The terminal allows another card: the form again, saying the card was declined.
         Ok(PaymentResult::Declined { .. }) if page.session.state == SessionState::Pending => {
-            let state = FormState {
-                status: StatusCode::UNPROCESSABLE_ENTITY,
-                banner: Some(Banner {
-                    code: SvcCode::Svc006.spec().code,
-                    text: t.declined_try_another,
-                }),
-                holder,
-                ..FormState::default()
-            };
-            pay_form(pages, &req, &page, lang, state)
+            kept.notice = Some(Notice::DeclinedTryAnother);
+            go_to_form(pages, lang, &page.session, &kept)
         }
         Ok(PaymentResult::Guarded(GuardAction::Refused(rule))) => {
             let retry_after = state
@@ -197,23 +192,12 @@ pub async fn process_payment(
                 .map_or(time::Duration::hours(1), |g| g.policy.refusal_lasts(rule));
             guard_refused(pages, lang, &page, retry_after)
         }
+        // A challenge: the form again (303, PRG), whose GET issues a fresh proof-of-work
+        // challenge for this session; the name and a valid expiry are kept.
         Ok(PaymentResult::Guarded(_)) => {
-            let proof = pages
-                .proof_of_work
-                .as_ref()
-                .map(|pow| pow.issue(id, OffsetDateTime::now_utc()));
-            let state = FormState {
-                status: StatusCode::UNPROCESSABLE_ENTITY,
-                banner: Some(Banner {
-                    code: "GUARD_CHECK",
-                    text: t.guard_check,
-                }),
-                holder,
-                expiry,
-                proof,
-                ..FormState::default()
-            };
-            pay_form(pages, &req, &page, lang, state)
+            kept.expiry = expiry;
+            kept.notice = Some(Notice::ChallengeRequired);
+            go_to_form(pages, lang, &page.session, &kept)
         }
         Ok(PaymentResult::AlreadyHandled) => {
             let session = settled(&state, id, page.session).await;
@@ -256,11 +240,42 @@ fn guard_refused(
 }
 
 /// A 303 to the session's own page, whatever its state (it shows why it cannot be paid).
-fn go_to_page(pages: &super::Pages, lang: Lang, session: &PaymentSession) -> HttpResponse {
+fn go_to_page(pages: &Pages, lang: Lang, session: &PaymentSession) -> HttpResponse {
     see_other(
         pages,
         Some(session),
         &format!("{}?lg={}", render::session_path(session), lang.code()),
+    )
+}
+
+/// A 303 to the session's form shown again with `kept`, which the answer's cookie carries.
+fn go_to_form(pages: &Pages, lang: Lang, session: &PaymentSession, kept: &Flash) -> HttpResponse {
+    let response = see_other(
+        pages,
+        Some(session),
+        &format!(
+            "{}?lg={}&form={}",
+            render::session_path(session),
+            lang.code(),
+            kept.id
+        ),
+    );
+    with_cookie(
+        response,
+        Some(pages.flash.cookie(kept, pages.cookies_secure())),
+    )
+}
+
+/// A 303 to the page of a session the post named but that does not exist, which says so (an
+/// id that is no session id at all becomes `-`, so nothing of it is echoed).
+fn go_to_unknown(pages: &Pages, lang: Lang, raw_id: &str) -> HttpResponse {
+    let shown = session_id(raw_id)
+        .map(|id| id.to_string())
+        .unwrap_or_else(|_| "-".to_owned());
+    see_other(
+        pages,
+        None,
+        &format!("/pay/link/{shown}?lg={}", lang.code()),
     )
 }
 

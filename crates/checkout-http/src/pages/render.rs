@@ -15,7 +15,7 @@ use super::i18n::{Lang, Texts};
 use super::money;
 
 /// The templates, compiled into the binary from the top-level `templates/` folder.
-const TEMPLATES: [(&str, &str); 5] = [
+const TEMPLATES: [(&str, &str); 6] = [
     (
         "layout.html",
         include_str!("../../../../templates/layout.html"),
@@ -32,6 +32,10 @@ const TEMPLATES: [(&str, &str); 5] = [
     (
         "error.html",
         include_str!("../../../../templates/error.html"),
+    ),
+    (
+        "accessibility.html",
+        include_str!("../../../../templates/accessibility.html"),
     ),
 ];
 
@@ -245,6 +249,8 @@ pub struct PayView {
     pub expiry: String,
     /// The card-testing guard's proof-of-work challenge, when the post must carry one.
     pub proof: Option<crate::card_guard::Challenge>,
+    /// Before the title: what went wrong (errors, a declined card), when something did.
+    pub title_prefix: Option<&'static str>,
 }
 
 /// A message above the card form, with the service code it stands for.
@@ -252,6 +258,8 @@ pub struct PayView {
 pub struct Banner {
     /// The SVC code (`data-code` of the banner), for support and tests.
     pub code: &'static str,
+    /// A heading naming what the payer must do, when the banner asks for something.
+    pub heading: Option<&'static str>,
     /// The message, in the page's language.
     pub text: &'static str,
 }
@@ -266,6 +274,8 @@ pub struct ResultView {
     pub purchase: PurchaseView,
     /// State name (`data-state`).
     pub state: &'static str,
+    /// The heading and title: the outcome in words.
+    pub heading: &'static str,
     /// What happened.
     pub message: &'static str,
     /// What the payer can do now.
@@ -279,6 +289,14 @@ pub struct ResultView {
     pub refresh: bool,
     /// This page in its language (the "check again" link).
     pub self_href: String,
+}
+
+/// The accessibility statement.
+#[derive(Debug, Serialize)]
+pub struct StatementView {
+    /// The frame.
+    #[serde(flatten)]
+    pub frame: Frame,
 }
 
 /// The sandbox challenge page.
@@ -301,6 +319,8 @@ pub struct ErrorView {
     /// The frame.
     #[serde(flatten)]
     pub frame: Frame,
+    /// The heading and title (what happened, or what the payer must do).
+    pub title: &'static str,
     /// `data-code`: the SVC code or a short name.
     pub code: &'static str,
     /// What happened.
@@ -322,6 +342,7 @@ impl ErrorView {
     pub fn new(lang: Lang, base: &str, code: &'static str, message: &'static str) -> Self {
         ErrorView {
             frame: Frame::new(lang, base),
+            title: lang.texts().error_title,
             code,
             message,
             next_step: None,

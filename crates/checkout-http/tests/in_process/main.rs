@@ -11,4 +11,5 @@
 mod openapi;
 mod pages;
 mod problems;
+mod qr;
 mod support;

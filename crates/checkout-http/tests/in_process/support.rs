@@ -251,10 +251,15 @@ impl Reply {
 
     /// The CSRF cookie the answer set, as `name=value` for a `Cookie` header.
     pub fn csrf_cookie(&self) -> Option<String> {
+        self.cookie("hc_csrf")
+    }
+
+    /// The cookie `name` the answer set, as `name=value` for a `Cookie` header.
+    pub fn cookie(&self, name: &str) -> Option<String> {
         self.headers
             .get_all("set-cookie")
             .filter_map(|v| v.to_str().ok())
-            .find(|c| c.starts_with("hc_csrf="))
+            .find(|c| c.starts_with(&format!("{name}=")))
             .and_then(|c| c.split(';').next())
             .map(str::to_owned)
     }
@@ -434,6 +439,8 @@ pub fn redacted() -> insta::Settings {
         r#"name="csrfToken" value="[^"]*""#,
         r#"name="csrfToken" value="[csrf]""#,
     );
+    // The random id of a re-shown form.
+    settings.add_filter(r"form=[A-Za-z0-9_-]{16}", "form=[form]");
     settings.set_prepend_module_to_snapshot(false);
     // `crates/checkout-http/tests/snapshots/`, beside this test binary's folder.
     settings.set_snapshot_path("../snapshots");
@@ -484,13 +491,44 @@ where
 
     /// Posts the card form of session `id` (opened at `page`) with `card_number`, in `lg`.
     pub async fn pay(&self, page: &str, id: &str, lg: &str, card_number: &str) -> Reply {
+        self.pay_and_follow(page, id, lg, card_number).await.0
+    }
+
+    /// Posts the card form like [`TestApp::pay`], then follows its 303 as a browser would
+    /// (with the cookies it holds); returns the post's answer and the page it leads to.
+    pub async fn pay_and_follow(
+        &self,
+        page: &str,
+        id: &str,
+        lg: &str,
+        card_number: &str,
+    ) -> (Reply, Reply) {
         let (cookie, token) = self.form_of(page).await;
+        let post = self.post_card(&cookie, id, &token, lg, card_number).await;
+        assert_eq!(post.status, StatusCode::SEE_OTHER, "{}", post.text());
+        let mut cookies = vec![cookie];
+        cookies.extend(post.cookie("hc_form"));
+        let next = self
+            .browse(post.header("location"), &cookies.join("; "))
+            .await;
+        (post, next)
+    }
+
+    /// Posts the card form of session `id` with `cookie` and `token`.
+    pub async fn post_card(
+        &self,
+        cookie: &str,
+        id: &str,
+        token: &str,
+        lg: &str,
+        card_number: &str,
+    ) -> Reply {
         self.post_form(
             "/pay/process-payment",
-            &cookie,
+            cookie,
             &[
                 ("checkoutSessionId", id),
-                ("csrfToken", &token),
+                ("csrfToken", token),
                 ("lg", lg),
                 ("cardholderName", "Ada Lovelace"),
                 ("cardNumber", card_number),

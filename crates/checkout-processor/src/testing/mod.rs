@@ -9,3 +9,4 @@
 pub mod fake_stripe;
 pub mod localstripe;
 pub mod stand_in;
+pub mod wire;

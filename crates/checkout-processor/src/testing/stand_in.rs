@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 use url::Url;
@@ -24,47 +24,7 @@ pub enum Reply {
 }
 
 /// One request as received.
-#[derive(Clone, Debug)]
-pub struct Recorded {
-    /// `GET`, `POST`, ...
-    pub method: String,
-    /// Path and query.
-    pub target: String,
-    /// Header names lower-cased.
-    pub headers: Vec<(String, String)>,
-    /// The body, as text.
-    pub body: String,
-}
-
-impl Recorded {
-    /// The path, without the query.
-    pub fn path(&self) -> &str {
-        self.target.split('?').next().unwrap_or_default()
-    }
-
-    /// The value of header `name` (lower case).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The form fields of the body, decoded.
-    pub fn form(&self) -> Vec<(String, String)> {
-        url::form_urlencoded::parse(self.body.as_bytes())
-            .into_owned()
-            .collect()
-    }
-
-    /// The value of form field `name`.
-    pub fn field(&self, name: &str) -> Option<String> {
-        self.form()
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v)
-    }
-}
+pub use super::wire::Request as Recorded;
 
 /// A running stand-in; stops on drop.
 pub struct StandIn {
@@ -127,7 +87,7 @@ async fn serve(
     respond: &(dyn Fn(&Recorded) -> Reply + Send + Sync),
     recorded: Arc<Mutex<Vec<Recorded>>>,
 ) {
-    let Some(request) = read_request(&mut stream).await else {
+    let Some(request) = super::wire::read_request(&mut stream, &mut Vec::new()).await else {
         return;
     };
     let reply = respond(&request);
@@ -155,48 +115,4 @@ async fn serve(
             let _ = stream.shutdown().await;
         }
     }
-}
-
-async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
-    let mut buf = Vec::new();
-    let head_end = loop {
-        let mut chunk = [0u8; 4096];
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_owned();
-    let target = first.next()?.to_owned();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let length: usize = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = buf[head_end + 4..].to_vec();
-    while body.len() < length {
-        let mut chunk = [0u8; 4096];
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    Some(Recorded {
-        method,
-        target,
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    })
 }

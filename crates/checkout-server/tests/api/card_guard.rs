@@ -15,7 +15,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 
 use crate::operator::{checkout, stdout};
-use crate::support::payer::{hidden_value, CardForm};
+use crate::support::payer::{hidden_value, location, CardForm};
 use crate::support::{Mode, TestServer};
 
 const APPROVED: &str = "4242424242424242";
@@ -52,7 +52,10 @@ fn dead(i: u32) -> String {
 enum Answer {
     /// Sent to the processor (an approval, a decline, anything but the guard's answers).
     Sent(u16),
-    /// The form again with a proof-of-work challenge; nothing sent.
+    /// A 303 to the form shown again (Post/Redirect/Get) without a challenge: a mistype, or a
+    /// decline while the terminal allows another card.
+    FormAgain,
+    /// A 303 to the form shown again with a proof-of-work challenge; nothing sent.
     Challenged(Proof),
     /// The guard's refusal page (429); nothing sent.
     Refused,
@@ -128,16 +131,28 @@ async fn post(
     }
     let response = request.send().await.expect("an answer to the card form");
     let status = response.status().as_u16();
-    let retry_after = response.headers().get("retry-after").cloned();
-    let page = response.text().await.unwrap_or_default();
     if status == 429 {
+        let retry_after = response.headers().get("retry-after").cloned();
+        let page = response.text().await.unwrap_or_default();
         assert!(page.contains("data-code=\"GUARD_REFUSED\""), "{page}");
         assert!(retry_after.is_some(), "a refusal says when to come back");
         return Answer::Refused;
     }
-    if page.contains("data-code=\"GUARD_CHECK\"") {
-        assert_eq!(status, 422);
-        return Answer::Challenged(Proof::of(&page));
+    // The form shown again is a 303 to its GET page (`form=` names the flash cookie), read
+    // as a browser would.
+    if status == 303 && location(&response).contains("form=") {
+        let page = form
+            .page_after(&server.http, &response)
+            .await
+            .expect("the form's own page");
+        if page.contains("data-code=\"GUARD_CHECK\"") {
+            return Answer::Challenged(Proof::of(&page));
+        }
+        assert!(
+            page.contains("name=\"cardNumber\""),
+            "the form again: {page}"
+        );
+        return Answer::FormAgain;
     }
     Answer::Sent(status)
 }
@@ -201,7 +216,7 @@ async fn run_attack(
         match attack(server, &card(i), xff(i).as_deref(), solves).await {
             Answer::Refused => refused += 1,
             Answer::Challenged(_) => challenged += 1,
-            Answer::Sent(_) => {}
+            Answer::Sent(_) | Answer::FormAgain => {}
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
@@ -331,7 +346,7 @@ async fn honest_payers_are_never_challenged() {
     let mut pay = |answer: Answer| match answer {
         Answer::Refused | Answer::Challenged(_) => held += 1,
         Answer::Sent(303) => paid += 1,
-        Answer::Sent(_) => {}
+        Answer::Sent(_) | Answer::FormAgain => {}
     };
     for household in 0..3 {
         let address = format!("192.0.2.{}", household + 10);
@@ -433,7 +448,7 @@ async fn forged_replayed_and_misbound_proofs_are_refused_and_counted() {
     // Solved and bound: sent once; its replay is refused.
     assert_eq!(
         post(&server, &form, &dead(10), None, Some(&solved)).await,
-        Answer::Sent(422),
+        Answer::FormAgain,
         "declined, the form again (the terminal allows another card)"
     );
     assert_eq!(reached(&server).await, before + 1);

@@ -9,6 +9,7 @@ mod support;
 
 mod flows;
 mod pages;
+mod payer;
 
 use flows::Flow;
 use support::webdriver::Browser;
@@ -204,38 +205,33 @@ async fn the_script_formats_the_card_checks_it_and_sends_one_post_on_a_double_cl
 }
 
 #[tokio::test]
-async fn the_pay_button_shows_that_the_payment_is_being_processed() {
+async fn the_processing_state_is_announced_politely_and_keeps_the_focus() {
     let (server, merchant, browser) = setup("pages-processing").await;
-    let flow = Flow::new(&server, &merchant, &browser);
-    let (id, _) = flow.start_payment("BUSY").await;
-    flow.open_checkout(&id).await;
-    browser.type_into("#cardholderName", "Ada Lovelace").await;
-    browser.type_into("#cardNumber", flows::APPROVED_CARD).await;
-    browser.type_into("#cardExpiry", flows::EXPIRY).await;
-    browser.type_into("#cardCvv", flows::CVV).await;
-    // Hold the form's navigation so that the page after the click can be read.
-    browser
-        .execute(
-            "document.getElementById('card-form').addEventListener('submit', \
-               e => { window.__submitted = !e.defaultPrevented; e.preventDefault(); });",
-            vec![],
-        )
-        .await;
-    browser.click("#pay").await;
-    let state = browser
-        .execute(
-            "const b = document.getElementById('pay'); \
-             return [b.disabled, b.getAttribute('aria-busy'), b.textContent, window.__submitted];",
-            vec![],
-        )
-        .await;
-    assert_eq!(state[0], true, "{state}");
-    assert_eq!(state[1], "true", "{state}");
-    assert!(
-        state[2].as_str().unwrap_or_default().contains("Processing"),
-        "{state}"
-    );
-    browser.screenshot("script-processing").await;
+    payer::the_processing_state_is_announced(&server, &merchant, &browser).await;
+}
+
+#[tokio::test]
+async fn links_opened_twice_from_another_site_leave_every_tab_able_to_pay() {
+    let (server, merchant, browser) = setup("payer-other-site").await;
+    payer::links_opened_from_another_site(&server, &merchant, &browser).await;
+}
+
+#[tokio::test]
+async fn a_post_forged_on_another_site_is_refused_and_charges_nothing() {
+    let (server, merchant, browser) = setup("payer-forged").await;
+    payer::a_forged_cross_site_post(&server, &merchant, &browser).await;
+}
+
+#[tokio::test]
+async fn a_payment_links_qr_code_decodes_to_the_link_as_svg_and_png() {
+    let (server, merchant, browser) = setup("payer-qr").await;
+    payer::the_qr_code_decodes_to_the_link(&server, &merchant, &browser).await;
+}
+
+#[tokio::test]
+async fn reload_and_back_after_every_answer_to_a_card_post_send_nothing() {
+    let (server, merchant, browser) = setup("payer-prg").await;
+    payer::reload_and_back_after_every_answer(&server, &merchant, &browser).await;
 }
 
 #[tokio::test]
@@ -446,6 +442,20 @@ async fn input_borders_and_the_focus_ring_have_3_to_1_contrast_and_there_is_a_fa
         .await
         .expect("the favicon");
     assert_eq!(icon.status(), 200);
+    // The clients that ask for /favicon.ico whatever the page says get an icon too.
+    let ico = server
+        .http
+        .get(format!("{}/favicon.ico", server.base))
+        .send()
+        .await
+        .expect("the ICO");
+    assert_eq!(ico.status(), 200);
+    assert_eq!(
+        ico.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("image/x-icon")
+    );
     browser.screenshot("focus-ring").await;
 }
 
@@ -483,4 +493,52 @@ async fn a_challenged_payer_passes_with_the_pages_own_proof_of_work() {
     let url = browser.wait_for_url(&format!("{merchant}/ok")).await;
     assert!(url.contains(&reference), "{url}");
     assert_eq!(flow.attempts(&id).await, 1);
+}
+
+/// What the card form costs a payer on a first visit, measured by Chromium's resource timing
+/// (bytes on the wire, headers included), the favicon included.
+#[tokio::test]
+async fn the_card_form_weighs_under_40_kb_in_under_8_requests() {
+    let (server, merchant, browser) = setup("pages-weight").await;
+    let flow = Flow::new(&server, &merchant, &browser);
+    let (id, _) = flow.start_payment("WEIGHT").await;
+    flow.open_checkout(&id).await;
+    let entries = browser
+        .execute(
+            "return performance.getEntriesByType('navigation')\
+               .concat(performance.getEntriesByType('resource'))\
+               .map(e => [e.name, e.transferSize]);",
+            vec![],
+        )
+        .await;
+    let entries = entries.as_array().cloned().unwrap_or_default();
+    // Chromium lists the favicon among the resources when it fetched it; else count it.
+    let mut bytes: u64 = entries
+        .iter()
+        .map(|e| e[1].as_u64().expect("a transfer size"))
+        .sum();
+    let mut requests = entries.len();
+    let listed = entries
+        .iter()
+        .any(|e| e[0].as_str().is_some_and(|n| n.ends_with("/favicon.svg")));
+    if !listed {
+        let favicon = server
+            .http
+            .get(format!("{}/pay/assets/favicon.svg", server.base))
+            .send()
+            .await
+            .expect("the favicon")
+            .bytes()
+            .await
+            .expect("bytes");
+        bytes += favicon.len() as u64;
+        requests += 1;
+    }
+    eprintln!("the card form: {bytes} bytes in {requests} requests: {entries:?}");
+    assert!(
+        entries.iter().all(|e| e[1].as_u64() > Some(0)),
+        "all fetched: {entries:?}"
+    );
+    assert!(bytes < 40 * 1024, "{bytes} bytes");
+    assert!(requests < 8, "{requests} requests");
 }

@@ -79,22 +79,25 @@ pub fn modes() -> Vec<Mode> {
     }
 }
 
+/// The text of the file whose path `scripts/<script>` prints after installing it from npm.
+pub fn npm_file(script: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let output = Command::new(root.join("scripts").join(script))
+        .output()
+        .unwrap_or_else(|e| panic!("run scripts/{script} (needs npm): {e}"));
+    assert!(
+        output.status.success(),
+        "scripts/{script}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"))
+}
+
 /// The text of axe-core's `axe.min.js`, installed from npm by `scripts/axe.sh`.
 pub fn axe_source() -> &'static str {
     static AXE: OnceLock<String> = OnceLock::new();
-    AXE.get_or_init(|| {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let output = Command::new(root.join("scripts/axe.sh"))
-            .output()
-            .expect("run scripts/axe.sh (needs npm)");
-        assert!(
-            output.status.success(),
-            "scripts/axe.sh: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"))
-    })
+    AXE.get_or_init(|| npm_file("axe.sh"))
 }
 
 /// How many card posts reached the server so far (its request log).
@@ -164,6 +167,12 @@ impl<'a> Pages<'a> {
         );
         let lang = self.browser.attribute("html", "lang").await;
         assert_eq!(lang.as_deref(), Some(self.mode.lang), "{name}");
+        let statement = self.browser.attribute("#accessibility-link", "href").await;
+        assert!(
+            statement
+                .is_some_and(|h| h.ends_with(&format!("/pay/accessibility?lg={}", self.mode.lang))),
+            "{name}: the accessibility statement is linked"
+        );
         let other = if self.mode.lang == "es" { "en" } else { "es" };
         assert_eq!(
             self.browser
@@ -235,10 +244,18 @@ impl<'a> Pages<'a> {
         assert_eq!(b.value("#cardholderName").await, "Ada Lovelace");
         self.check("errors").await;
 
-        // Approved: a GET page after a 303; the form's post is not the page.
+        // Approved: a GET page after a 303; the form's post is not the page. Its heading and
+        // title name the outcome.
         self.flow.pay_with(APPROVED_CARD).await;
         b.find("#result").await;
         assert!(b.url().await.contains(&format!("/pay/link/{id}")));
+        let approved = if es {
+            "Pago aprobado"
+        } else {
+            "Payment approved"
+        };
+        assert_eq!(b.text("#outcome").await, approved);
+        assert!(b.title_contains(approved).await);
         b.find("#next-step").await;
         self.check("approved").await;
 
@@ -337,8 +354,9 @@ impl<'a> Pages<'a> {
         assert!(b.try_find("#merchant-name").await.is_none());
         self.check("unknown").await;
 
-        // The form expired (its token no longer matches): a way back to the payment page.
-        let (_, link) = self.flow.payment_link("FORM-EXPIRED", self.mode.lang).await;
+        // A post whose token cannot be used: the form again, its heading asking to type the
+        // card again.
+        let (id, link) = self.flow.payment_link("FORM-EXPIRED", self.mode.lang).await;
         b.goto(&link).await;
         b.execute(
             "document.querySelector('input[name=csrfToken]').value = 'stale'",
@@ -347,11 +365,46 @@ impl<'a> Pages<'a> {
         .await;
         self.flow.pay_with(APPROVED_CARD).await;
         assert_eq!(
-            b.attribute("#error", "data-code").await.as_deref(),
+            b.attribute("#banner", "data-code").await.as_deref(),
             Some("CSRF")
         );
-        b.find("#reopen").await;
-        self.check("form-expired").await;
+        let heading = b.text("#banner-heading").await;
+        assert!(
+            heading.contains(if es {
+                "Vuelva a escribir"
+            } else {
+                "enter your card"
+            }),
+            "{heading}"
+        );
+        b.find("#card-form").await;
+        assert_eq!(self.flow.attempts(&id).await, 0);
+        self.check("form-retype").await;
+
+        // The accessibility statement, from the page's own link.
+        let form_url = b.url().await;
+        b.click_and_settle("#accessibility-link").await;
+        b.find("#statement").await;
+        self.check("accessibility").await;
+        b.goto(&form_url).await;
+
+        // The payment being sent (the script): the live region speaks, axe finds nothing.
+        if self.mode.script {
+            b.type_into("#cardholderName", "Ada Lovelace").await;
+            b.type_into("#cardNumber", APPROVED_CARD).await;
+            b.type_into("#cardExpiry", crate::flows::EXPIRY).await;
+            b.type_into("#cardCvv", crate::flows::CVV).await;
+            b.execute(
+                "document.getElementById('card-form').addEventListener('submit', \
+                   e => e.preventDefault());",
+                vec![],
+            )
+            .await;
+            b.click("#pay").await;
+            assert!(!b.text("#pay-status").await.is_empty());
+            assert!(b.hidden("#banner").await, "the old notice is hidden");
+            self.check("sending").await;
+        }
     }
 
     /// A link of 15,000.00 CRC with two lines (2 × 5,000.00 and 1 × 5,000.00).

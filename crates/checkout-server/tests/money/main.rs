@@ -114,6 +114,18 @@ impl Answer {
         }
     }
 
+    /// Posts `form` with `card` and reads the answer; its body is the page the answer's 303
+    /// leads to on the service (the form shown again, an error page), as a browser shows it.
+    pub async fn after(form: &CardForm, http: &reqwest::Client, card: &str) -> Answer {
+        let response = form.submit(http, card).await;
+        let page = form.page_after(http, &response).await;
+        let mut answer = Answer::of(response).await;
+        if let Some(page) = page {
+            answer.body = page;
+        }
+        answer
+    }
+
     /// The SVC code the page shows (banner or error page), if any.
     pub fn code(&self) -> Option<&str> {
         let (_, rest) = self.body.split_once("data-code=\"")?;
@@ -124,7 +136,7 @@ impl Answer {
 /// Opens the checkout page of `id` and submits `card`.
 pub async fn pay(server: &TestServer, id: &str, card: &str) -> (CardForm, Answer) {
     let form = CardForm::open(&server.http, &server.base, id).await;
-    let answer = Answer::of(form.submit(&server.http, card).await).await;
+    let answer = Answer::after(&form, &server.http, card).await;
     (form, answer)
 }
 

@@ -510,6 +510,8 @@ pub(crate) async fn new_session(stack: &Stack, seed: u64) -> Result<SessionId, S
         additional_charges: Vec::new(),
         items: Vec::new(),
         expiration_date_time: None,
+        metadata: Vec::new(),
+        capture_method: None,
     };
     let session = stack.checkout.start_payment(&caller(), &request).await;
     Ok(session.map_err(|e| e.to_string())?.id)

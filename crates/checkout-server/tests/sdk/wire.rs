@@ -10,63 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::AbortHandle;
 
-/// One HTTP/1.1 request as it crossed the wire.
-#[derive(Debug, Clone)]
-pub struct Request {
-    /// `POST`, `GET`...
-    pub method: String,
-    /// The path with its query.
-    pub target: String,
-    /// Header names in lower case, values as sent.
-    pub headers: Vec<(String, String)>,
-    /// The body's exact bytes.
-    pub body: Vec<u8>,
-}
-
-impl Request {
-    /// The value of header `name` (lower case).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// True for `method` on `path` (the query ignored).
-    pub fn is(&self, method: &str, path: &str) -> bool {
-        self.method == method && self.target.split('?').next() == Some(path)
-    }
-}
-
-/// Takes one whole request (head and `content-length` body) off the front of `buffer`.
-pub fn take_request(buffer: &mut Vec<u8>) -> Option<Request> {
-    let end = buffer.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_owned();
-    let target = first.next()?.to_owned();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let length: usize = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    if buffer.len() < end + 4 + length {
-        return None;
-    }
-    let body = buffer[end + 4..end + 4 + length].to_vec();
-    buffer.drain(..end + 4 + length);
-    Some(Request {
-        method,
-        target,
-        headers,
-        body,
-    })
-}
+pub use checkout_processor::testing::wire::{take_request, Request};
 
 /// A TCP proxy to a server.
 pub struct Proxy {

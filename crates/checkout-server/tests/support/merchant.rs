@@ -1,5 +1,8 @@
 //! A stand-in merchant website on loopback: answers every GET with a small page, so that the
-//! browser really lands on the callback URLs the service redirects to.
+//! browser really lands on the callback URLs the service redirects to. `/inbox?link=…` is a
+//! webmail of sorts: a page listing each `link` as `<a id="link-N">`, opened from
+//! `http://localhost:<port>` so that following one is a cross-site navigation to the service
+//! on `127.0.0.1`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -19,11 +22,28 @@ pub fn start() -> String {
                     line.clear();
                 }
                 let path = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                let page = format!(
+                let page = if let Some(query) = path.strip_prefix("/inbox?") {
+                    let links: String = url::form_urlencoded::parse(query.as_bytes())
+                        .filter(|(k, _)| k == "link")
+                        .enumerate()
+                        .map(|(n, (_, v))| {
+                            format!(
+                                "<li><a id=\"link-{n}\" href=\"{}\">Invoice {n}</a></li>",
+                                v.replace('&', "&amp;").replace('"', "&quot;")
+                            )
+                        })
+                        .collect();
+                    format!(
+                        "<!doctype html><html><head><title>Inbox</title></head>\
+                         <body><h1 id=\"inbox\">Inbox</h1><ul>{links}</ul></body></html>"
+                    )
+                } else {
+                    format!(
                     "<!doctype html><html><head><title>Merchant</title></head>\
                      <body><h1 id=\"merchant\">Merchant page</h1><p id=\"path\">{}</p></body></html>",
                     path.replace('&', "&amp;").replace('<', "&lt;")
-                );
+                )
+                };
                 let mut stream = &stream;
                 let _ = write!(
                     stream,

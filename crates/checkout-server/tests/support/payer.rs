@@ -75,6 +75,55 @@ impl CardForm {
 }
 
 impl CardForm {
+    /// The page a card post's 303 leads to on the service itself (the form shown again, a
+    /// result or error page), fetched as a browser would: with the form's cookie and the one
+    /// the answer set. `None` for a redirect elsewhere (the merchant, the processor).
+    pub async fn page_after(
+        &self,
+        http: &reqwest::Client,
+        response: &reqwest::Response,
+    ) -> Option<String> {
+        let location = location(response);
+        if !location.starts_with('/') {
+            return None;
+        }
+        let base = self.action.trim_end_matches("/pay/process-payment");
+        let mut cookies = vec![self.cookie.clone()];
+        cookies.extend(
+            response
+                .headers()
+                .get_all("set-cookie")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .filter_map(|v| v.split(';').next())
+                .map(str::to_owned),
+        );
+        let page = http
+            .get(format!("{base}{location}"))
+            .header("Cookie", cookies.join("; "))
+            .send()
+            .await
+            .ok()?;
+        page.text().await.ok()
+    }
+
+    /// Posts the card form with `card` and reads the answer: its status, its `Location`, and
+    /// the page it shows (the service's page it redirects to, else its own body).
+    pub async fn submit_and_read(
+        &self,
+        http: &reqwest::Client,
+        card: &str,
+    ) -> (u16, String, String) {
+        let answer = self.submit(http, card).await;
+        let status = answer.status().as_u16();
+        let location = location(&answer);
+        let page = match self.page_after(http, &answer).await {
+            Some(page) => page,
+            None => answer.text().await.unwrap_or_default(),
+        };
+        (status, location, page)
+    }
+
     /// Posts the page's cancel form (integrated checkouts). Redirects are not followed.
     pub async fn cancel(&self, http: &reqwest::Client) -> reqwest::Response {
         let form = [

@@ -434,6 +434,53 @@ impl Browser {
             .await;
     }
 
+    /// Whether the page's `<title>` contains `text`.
+    pub async fn title_contains(&self, text: &str) -> bool {
+        let title = self.execute("return document.title", vec![]).await;
+        title.as_str().unwrap_or_default().contains(text)
+    }
+
+    /// Whether the element matching `css` has the `hidden` property.
+    pub async fn hidden(&self, css: &str) -> bool {
+        self.find(css).await;
+        let hidden = self
+            .execute(
+                "return document.querySelector(arguments[0]).hidden",
+                vec![json!(css)],
+            )
+            .await;
+        hidden.as_bool().unwrap_or(false)
+    }
+
+    /// Goes back in the tab's history, as the payer's Back button, and waits for the page.
+    pub async fn back(&self) {
+        self.call(reqwest::Method::POST, "/back", Some(json!({})))
+            .await;
+    }
+
+    /// The value of the cookie `name` the current page can see (HttpOnly ones included), if
+    /// any.
+    pub async fn cookie(&self, name: &str) -> Option<String> {
+        let response = self
+            .raw(reqwest::Method::GET, &format!("/cookie/{name}"), None)
+            .await;
+        response["value"]["value"].as_str().map(str::to_owned)
+    }
+
+    /// Deletes the browser's cookie `name` of `url`'s site (as a payer clearing cookies, or a
+    /// first arrival racing another), through DevTools.
+    pub async fn delete_cookie(&self, name: &str, url: &str) {
+        self.call(
+            reqwest::Method::POST,
+            "/goog/cdp/execute",
+            Some(json!({
+                "cmd": "Network.deleteCookies",
+                "params": { "name": name, "url": url }
+            })),
+        )
+        .await;
+    }
+
     /// Double-clicks the element with the pointer (two clicks in quick succession).
     pub async fn double_click(&self, css: &str) {
         let element = self.find(css).await;

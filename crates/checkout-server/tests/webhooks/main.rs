@@ -16,6 +16,7 @@ mod delivery;
 mod endpoints;
 mod fairness;
 mod limits;
+mod metadata;
 mod outbox;
 
 use std::time::{Duration, Instant};

@@ -86,6 +86,7 @@ macro_rules! notice_store_contract {
     ($fresh:expr) => {
         $crate::notice_store_contract!(@checks $fresh;
             a_notice_is_seen_once_recorded_and_a_second_record_is_harmless,
+            notices_before_an_instant_are_forgotten_and_later_ones_kept,
             rows_are_found_by_the_references_events_carry,
             a_dispute_moves_only_forward_and_each_change_is_announced_once,
             racing_records_of_one_dispute_announce_it_once,

@@ -87,6 +87,21 @@ pub async fn a_notice_is_seen_once_recorded_and_a_second_record_is_harmless(stor
     assert!(!store.notice_seen("evt_2").await.unwrap());
 }
 
+/// `forget_notices_before`: notices absorbed before the instant are forgotten, the others
+/// kept, and a forgotten id may be recorded again.
+pub async fn notices_before_an_instant_are_forgotten_and_later_ones_kept(store: Store) {
+    store.record_notice("evt_old", at(1)).await.unwrap();
+    store.record_notice("evt_edge", at(5)).await.unwrap();
+    store.record_notice("evt_new", at(9)).await.unwrap();
+    assert_eq!(store.forget_notices_before(at(5)).await.unwrap(), 1);
+    assert!(!store.notice_seen("evt_old").await.unwrap());
+    assert!(store.notice_seen("evt_edge").await.unwrap());
+    assert!(store.notice_seen("evt_new").await.unwrap());
+    assert_eq!(store.forget_notices_before(at(5)).await.unwrap(), 0);
+    store.record_notice("evt_old", at(10)).await.unwrap();
+    assert!(store.notice_seen("evt_old").await.unwrap());
+}
+
 /// `attempt_by_reference` / `find_refund`: the rows an event names are found by the
 /// processor's reference, a refund by its id first; unknown references find nothing.
 pub async fn rows_are_found_by_the_references_events_carry(store: Store) {

@@ -1,0 +1,1 @@
+ALTER TABLE payment_sessions DROP COLUMN capture_method, DROP COLUMN metadata;

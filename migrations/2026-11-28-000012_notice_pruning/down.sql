@@ -1,0 +1,1 @@
+DROP INDEX processor_notices_absorbed_at;
