@@ -574,6 +574,9 @@ impl Client {
                 .send_with_retries(&call, &operation_id, Some(&key), None)
                 .await?;
             let answer: TokenAnswer = reply.decode()?;
+            if !answer.is_consistent() {
+                tracing::warn!("the token answer's OAuth 2.0 fields differ from its own");
+            }
             let lifetime = Duration::from_secs(answer.expires_in);
             // Renewed when a fifth of its life (at most a minute) is left.
             let margin = (lifetime / 5).min(Duration::from_secs(60));

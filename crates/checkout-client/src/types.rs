@@ -438,6 +438,28 @@ pub(crate) struct TokenBody<'a> {
 pub(crate) struct TokenAnswer {
     pub token: String,
     pub expires_in: u64,
+    /// The same token under its OAuth 2.0 name (RFC 6749 section 5.1).
+    #[serde(rename = "access_token")]
+    pub access_token: Option<String>,
+    /// `Bearer`.
+    #[serde(rename = "token_type")]
+    pub token_type: Option<String>,
+    /// The same lifetime under its OAuth 2.0 name.
+    #[serde(rename = "expires_in")]
+    pub oauth_expires_in: Option<u64>,
+}
+
+impl TokenAnswer {
+    /// Whether the OAuth 2.0 names, when present, say what the spec's names say: a bearer
+    /// token, the same one, with the same lifetime.
+    pub fn is_consistent(&self) -> bool {
+        self.access_token.as_ref().is_none_or(|t| *t == self.token)
+            && self
+                .token_type
+                .as_ref()
+                .is_none_or(|t| t.eq_ignore_ascii_case("bearer"))
+            && self.oauth_expires_in.is_none_or(|e| e == self.expires_in)
+    }
 }
 
 /// The answer to a start payment.
@@ -453,6 +475,10 @@ pub struct StartPaymentResponse {
     /// When the session stops being payable.
     #[serde(with = "time::serde::rfc3339")]
     pub expiration_date_time: OffsetDateTime,
+    /// Where to send the payer: the session's hosted payment page (absent from services
+    /// older than the field).
+    #[serde(default)]
+    pub checkout_url: Option<String>,
 }
 
 /// The answer to a generate payment link.

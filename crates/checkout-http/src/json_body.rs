@@ -74,7 +74,13 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let mut errors = ValidationErrors::new();
-        if inner.is_syntax() || inner.is_eof() || path == "." || path.is_empty() {
+        if let Some(name) = unknown_field(&inner) {
+            let field = pascal_case_path(&field_path(&path, &name));
+            errors.add(
+                field.clone(),
+                format!("{field} is not a field of this request."),
+            );
+        } else if inner.is_syntax() || inner.is_eof() || path == "." || path.is_empty() {
             errors.add("Body", "The request body is not a valid JSON object.");
         } else {
             let field = pascal_case_path(&path);
@@ -88,6 +94,29 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     // Only white space may follow the object (`{} x` is not JSON).
     de.end().map_err(|_| not_a_json_object())?;
     Ok(value)
+}
+
+/// The name of the field a body's struct refused as unknown (`#[serde(deny_unknown_fields)]`:
+/// every request body refuses what it does not read, so a misspelt field is a 400, not a
+/// silently ignored one).
+fn unknown_field(error: &serde_json::Error) -> Option<String> {
+    if !error.is_data() {
+        return None;
+    }
+    // serde's `Error::unknown_field` message: "unknown field `name`, expected ...".
+    let message = error.to_string();
+    let rest = message.strip_prefix("unknown field `")?;
+    Some(rest[..rest.find('`')?].to_owned())
+}
+
+/// The path of field `name` read inside the object at `path` (`.` for the body itself), as
+/// serde_path_to_error writes paths (`items[0].amount`).
+fn field_path(path: &str, name: &str) -> String {
+    match path {
+        "" | "." => name.to_owned(),
+        _ if path == name || path.ends_with(&format!(".{name}")) => path.to_owned(),
+        _ => format!("{path}.{name}"),
+    }
 }
 
 /// A deserialized JSON request body with the exact bytes it was read from (what an
@@ -106,10 +135,7 @@ fn read_json_bytes(
     payload: &mut Payload,
 ) -> impl Future<Output = Result<web::Bytes, ApiError>> {
     let json = is_json(req);
-    let limit = req
-        .app_data::<web::Data<crate::AppState>>()
-        .map_or(DEFAULT_MAX_BODY_BYTES, |state| state.max_body_bytes);
-    let body = web::Bytes::from_request(req, payload);
+    let body = read_bytes(req, payload);
     async move {
         if !json {
             return Err(ApiError::http(
@@ -117,6 +143,20 @@ fn read_json_bytes(
                 "The request body must be JSON (Content-Type: application/json).",
             ));
         }
+        body.await
+    }
+}
+
+/// Reads a body's bytes, whatever its media type: 413 over the limit.
+pub fn read_bytes(
+    req: &HttpRequest,
+    payload: &mut Payload,
+) -> impl Future<Output = Result<web::Bytes, ApiError>> {
+    let limit = req
+        .app_data::<web::Data<crate::AppState>>()
+        .map_or(DEFAULT_MAX_BODY_BYTES, |state| state.max_body_bytes);
+    let body = web::Bytes::from_request(req, payload);
+    async move {
         body.await.map_err(|e| {
             if e.as_response_error().status_code() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::http(
@@ -228,5 +268,39 @@ mod tests {
             assert!(errors.messages("Body").is_some());
         }
         assert!(parse_json::<serde_json::Value>(b" {} \r\n\t").is_ok());
+    }
+
+    /// The field keys of a refused body.
+    fn refused_keys<T: DeserializeOwned + std::fmt::Debug>(body: &str) -> Vec<String> {
+        let Err(ApiError::Checkout(checkout_domain::CheckoutError::Validation(errors))) =
+            parse_json::<T>(body.as_bytes())
+        else {
+            panic!("accepted {body}");
+        };
+        errors.fields().keys().cloned().collect()
+    }
+
+    #[test]
+    fn an_unknown_field_is_named_in_pascal_case_with_its_path() {
+        use crate::dto::{StartPaymentRequest, TokenRequest};
+        assert_eq!(
+            refused_keys::<StartPaymentRequest>(r#"{"callbackBackURL": "https://x.example"}"#),
+            ["CallbackBackURL"]
+        );
+        assert_eq!(
+            refused_keys::<StartPaymentRequest>(
+                r#"{"items": [{"itemCode": "A"}, {"itemCode": "B", "colour": "red"}]}"#
+            ),
+            ["Items[1].Colour"]
+        );
+        assert_eq!(
+            refused_keys::<TokenRequest>(r#"{"client_id": "a", "grant": "x"}"#),
+            ["Grant"]
+        );
+        // The fields it reads are still read.
+        assert!(
+            parse_json::<StartPaymentRequest>(br#"{"callbackBackUrl": "https://x.example"}"#)
+                .is_ok()
+        );
     }
 }

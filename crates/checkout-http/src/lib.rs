@@ -14,6 +14,7 @@ pub mod pages;
 pub mod problem;
 pub mod rate_limit;
 pub mod request_context;
+pub mod routes;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -45,6 +46,9 @@ pub struct AppState {
     pub swagger_ui: bool,
     /// The proxies whose `X-Forwarded-For` names the client's address.
     pub trusted_proxies: client_address::TrustedProxies,
+    /// The public base URL as configured, the OpenAPI document's server; `None` when it is not
+    /// configured, and the document's server is then relative (the address it was read from).
+    pub configured_base_url: Option<String>,
 }
 
 async fn not_found() -> HttpResponse {
@@ -52,7 +56,7 @@ async fn not_found() -> HttpResponse {
 }
 
 /// 405 with the `Allow` header naming the resource's methods (RFC 9110).
-async fn method_not_allowed(allow: &'static str) -> HttpResponse {
+pub(crate) async fn method_not_allowed(allow: String) -> HttpResponse {
     let mut response = ApiError::http(
         StatusCode::METHOD_NOT_ALLOWED,
         "This method is not allowed on this resource.",
@@ -60,7 +64,8 @@ async fn method_not_allowed(allow: &'static str) -> HttpResponse {
     .error_response();
     response.headers_mut().insert(
         actix_web::http::header::ALLOW,
-        actix_web::http::header::HeaderValue::from_static(allow),
+        actix_web::http::header::HeaderValue::try_from(allow)
+            .unwrap_or(actix_web::http::header::HeaderValue::from_static("")),
     );
     response
 }
@@ -99,17 +104,29 @@ async fn swagger_headers(
 
 /// Swagger UI at `/swagger` with the OpenAPI document at `/openapi.json`, or, with
 /// `swagger_ui` off, the document alone (and `/swagger` is a 404).
-fn api_explorer(swagger_ui: bool) -> impl FnOnce(&mut web::ServiceConfig) {
+fn api_explorer(
+    swagger_ui: bool,
+    document: serde_json::Value,
+) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
         if swagger_ui {
             cfg.route("/swagger", web::get().to(swagger_redirect))
                 .service(
-                    SwaggerUi::new("/swagger/{_:.*}").url("/openapi.json", openapi::document()),
+                    SwaggerUi::new("/swagger/{_:.*}")
+                        .external_url_unchecked("/openapi.json", document),
                 );
         } else {
+            let document = web::Bytes::from(document.to_string());
             cfg.route(
                 "/openapi.json",
-                web::get().to(|| async { HttpResponse::Ok().json(openapi::document()) }),
+                web::get().to(move || {
+                    let document = document.clone();
+                    async move {
+                        HttpResponse::Ok()
+                            .content_type("application/json")
+                            .body(document)
+                    }
+                }),
             );
         }
     }
@@ -123,7 +140,8 @@ async fn swagger_redirect() -> HttpResponse {
 
 /// The whole web application: JSON API, public keys, OpenAPI and Swagger UI, health
 /// endpoints, with ProblemDetails for unknown routes and wrong methods, the per-request
-/// context middleware and the request metrics.
+/// context middleware, the request metrics and the API's version on every answer
+/// ([`openapi::VERSION_HEADER`]).
 pub fn build_app(
     state: web::Data<AppState>,
 ) -> App<
@@ -137,120 +155,29 @@ pub fn build_app(
 > {
     let max_body_bytes = state.max_body_bytes;
     let swagger_ui = state.swagger_ui;
+    let document = routes::document(state.configured_base_url.as_deref());
     App::new()
         .app_data(state)
         .app_data(web::PayloadConfig::new(max_body_bytes))
         .wrap(from_fn(request_context::track))
         .wrap(from_fn(metrics::record))
         .wrap(from_fn(swagger_headers))
+        .wrap(
+            actix_web::middleware::DefaultHeaders::new()
+                .add((openapi::VERSION_HEADER, openapi::API_VERSION)),
+        )
         .service(
             web::resource("/health/live")
                 .route(web::get().to(health::live))
-                .default_service(web::to(|| method_not_allowed("GET"))),
+                .default_service(web::to(|| method_not_allowed("GET".to_owned()))),
         )
         .service(
             web::resource("/health/ready")
                 .route(web::get().to(health::ready))
-                .default_service(web::to(|| method_not_allowed("GET"))),
+                .default_service(web::to(|| method_not_allowed("GET".to_owned()))),
         )
-        .service(
-            web::resource("/api/public/security/auth")
-                .route(web::post().to(api::token::issue_token))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/pay/api/start-payment")
-                .route(web::post().to(api::start_payment::start_payment))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/pay/api/generate-payment-link")
-                .route(web::post().to(api::payment_link::generate_payment_link))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/pay/api/payment")
-                .route(web::get().to(api::by_reference::payments_by_reference))
-                .default_service(web::to(|| method_not_allowed("GET"))),
-        )
-        .service(
-            web::resource("/pay/api/payment/{checkoutSessionId}")
-                .route(web::get().to(api::status::payment_status))
-                .default_service(web::to(|| method_not_allowed("GET"))),
-        )
-        .service(
-            web::resource("/pay/api/payment/{checkoutSessionId}/qr")
-                .route(web::get().to(api::qr::payment_link_qr))
-                .default_service(web::to(|| method_not_allowed("GET"))),
-        )
-        .service(
-            web::resource("/pay/api/payment/{checkoutSessionId}/cancel")
-                .route(web::post().to(api::cancel::cancel_payment))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/pay/api/payment/{checkoutSessionId}/capture")
-                .route(web::post().to(api::capture::capture_payment))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/pay/api/payment/{checkoutSessionId}/void")
-                .route(web::post().to(api::capture::void_payment))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/pay/api/payment/{checkoutSessionId}/refunds")
-                .route(web::post().to(api::refunds::create_refund))
-                .route(web::get().to(api::refunds::list_refunds))
-                .default_service(web::to(|| method_not_allowed("GET, POST"))),
-        )
-        .service(
-            web::resource("/pay/api/events")
-                .route(web::get().to(api::events::list_events))
-                .default_service(web::to(|| method_not_allowed("GET"))),
-        )
-        .service(
-            web::resource("/pay/api/events/{id}/redeliver")
-                .route(web::post().to(api::events::redeliver_event))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/pay/api/webhook-endpoints")
-                .route(web::post().to(api::webhook_endpoints::create_endpoint))
-                .route(web::get().to(api::webhook_endpoints::list_endpoints))
-                .default_service(web::to(|| method_not_allowed("GET, POST"))),
-        )
-        .service(
-            web::resource("/pay/api/webhook-endpoints/{id}")
-                .route(web::delete().to(api::webhook_endpoints::delete_endpoint))
-                .default_service(web::to(|| method_not_allowed("DELETE"))),
-        )
-        .service(
-            web::resource("/pay/api/webhook-endpoints/{id}/rotate-secret")
-                .route(web::post().to(api::webhook_endpoints::rotate_secret))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/pay/api/webhook-endpoints/{id}/enable")
-                .route(web::post().to(api::webhook_endpoints::enable_endpoint))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/pay/api/webhook-endpoints/{id}/deliveries")
-                .route(web::get().to(api::webhook_endpoints::list_deliveries))
-                .default_service(web::to(|| method_not_allowed("GET"))),
-        )
-        .service(
-            web::resource("/pay/api/processor-events")
-                .route(web::post().to(api::processor_events::receive_processor_event))
-                .default_service(web::to(|| method_not_allowed("POST"))),
-        )
-        .service(
-            web::resource("/.well-known/jwks.json")
-                .route(web::get().to(api::jwks::jwks))
-                .default_service(web::to(|| method_not_allowed("GET"))),
-        )
+        .configure(routes::mount)
         .configure(pages::configure)
-        .configure(api_explorer(swagger_ui))
+        .configure(api_explorer(swagger_ui, document))
         .default_service(web::to(not_found))
 }

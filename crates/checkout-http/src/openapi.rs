@@ -1,12 +1,16 @@
-//! The OpenAPI 3.1 document, generated from the handlers, and the Swagger UI.
+//! The OpenAPI 3.1 document around the route table's operations ([`crate::routes`]): its
+//! info, schemas, security schemes, servers and webhooks, and the parameters and error
+//! answers the handlers' `#[utoipa::path]` share. A leaf: it names no handler.
 
 use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::schema::{KnownFormat, Schema, SchemaFormat, Type};
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::security::{
+    ClientCredentials, Flow, Http, HttpAuthScheme, OAuth2, Scopes, SecurityRequirement,
+    SecurityScheme,
+};
 use utoipa::openapi::{RefOr, Server};
 use utoipa::{Modify, OpenApi};
 
-use crate::api;
 use crate::dto;
 use crate::dto::patterns::Patterns;
 use crate::problem::ProblemDetails;
@@ -16,32 +20,8 @@ use crate::problem::ProblemDetails;
 #[openapi(
     info(
         title = "Hosted Checkout API",
-        version = "1.0.0",
         contact(name = "Hosted checkout support (cite checkoutSessionId, transactionReferenceNumber, internalTransactionReferenceNumber and X-idoperacion)"),
-        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference); withdraw unpaid sessions; capture, void and refund payments. Every error is a ProblemDetails body; service codes SVC_001..SVC_011."
-    ),
-    paths(
-        api::token::issue_token,
-        api::start_payment::start_payment,
-        api::payment_link::generate_payment_link,
-        api::status::payment_status,
-        api::qr::payment_link_qr,
-        api::events::list_events,
-        api::events::redeliver_event,
-        api::webhook_endpoints::create_endpoint,
-        api::webhook_endpoints::list_endpoints,
-        api::webhook_endpoints::delete_endpoint,
-        api::webhook_endpoints::rotate_secret,
-        api::webhook_endpoints::enable_endpoint,
-        api::webhook_endpoints::list_deliveries,
-        api::by_reference::payments_by_reference,
-        api::cancel::cancel_payment,
-        api::capture::capture_payment,
-        api::capture::void_payment,
-        api::refunds::create_refund,
-        api::refunds::list_refunds,
-        api::processor_events::receive_processor_event,
-        api::jwks::jwks,
+        description = "Create payment sessions for a hosted checkout page or shareable payment links, and read their state (by id, or by merchant reference); withdraw unpaid sessions; capture, void and refund payments. Every error is a ProblemDetails body; service codes SVC_001..SVC_011. Every answer carries the API's version in `API-Version` (this document's `info.version`); what may change within a version and how a breaking change is introduced: docs/compatibility.md; every change: CHANGELOG.md."
     ),
     components(schemas(
         ProblemDetails,
@@ -56,7 +36,7 @@ use crate::problem::ProblemDetails;
         dto::DisputeRecord,
         dto::EventDispute,
         dto::EventBody,
-        api::processor_events::ProcessorEventReceipt,
+        dto::ProcessorEventReceipt,
         dto::EventPageResponse,
         dto::WebhookEndpointRequest,
         dto::WebhookEndpointResponse,
@@ -87,7 +67,6 @@ use crate::problem::ProblemDetails;
         dto::schemas::DeliveryStateName,
         dto::schemas::CircuitStateName,
     )),
-    modifiers(&BearerScheme, &PublicOperations, &UniqueParameters, &ExactAmounts, &Patterns, &OptionalBodies, &SandboxServer),
     tags(
         (name = "Security", description = "Access tokens (OAuth 2.0 client credentials)"),
         (name = "Payments", description = "Payment sessions, payment links and status"),
@@ -108,6 +87,54 @@ impl Modify for BearerScheme {
         http.bearer_format = Some("JWT".to_owned());
         components.add_security_scheme("bearer", SecurityScheme::Http(http));
     }
+}
+
+/// The token route as an OAuth 2.0 client-credentials flow (`oauth2`), which every operation
+/// behind the bearer token also accepts: Swagger UI, Postman and OAuth libraries then fetch
+/// and renew tokens by themselves. The token URL is absolute with a configured public base
+/// URL, else relative to the document.
+fn client_credentials_flow(doc: &mut utoipa::openapi::OpenApi, public_base_url: Option<&str>) {
+    let token_url = format!(
+        "{}{}",
+        public_base_url.unwrap_or_default().trim_end_matches('/'),
+        PUBLIC_OPERATIONS[0]
+    );
+    let mut oauth2 = OAuth2::new([Flow::ClientCredentials(ClientCredentials::new(
+        token_url,
+        Scopes::new(),
+    ))]);
+    oauth2.description = Some(
+        "OAuth 2.0 client credentials (RFC 6749 section 4.4) at the token route; the token \
+         it issues is the bearer token"
+            .to_owned(),
+    );
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme("oauth2", SecurityScheme::OAuth2(oauth2));
+    for operation in operations_mut(doc) {
+        let Some(security) = operation.security.as_mut() else {
+            continue;
+        };
+        if !security.is_empty() {
+            security.push(SecurityRequirement::new("oauth2", Vec::<String>::new()));
+        }
+    }
+}
+
+/// Every operation of the document.
+fn operations_mut(
+    doc: &mut utoipa::openapi::OpenApi,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    doc.paths.paths.values_mut().flat_map(|item| {
+        [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.patch,
+            &mut item.delete,
+        ]
+        .into_iter()
+        .flatten()
+    })
 }
 
 /// The operations anyone may call, marked `security: []` (no bearer token).
@@ -140,27 +167,19 @@ struct UniqueParameters;
 
 impl Modify for UniqueParameters {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        for item in openapi.paths.paths.values_mut() {
-            let operations = [
-                &mut item.get,
-                &mut item.post,
-                &mut item.put,
-                &mut item.delete,
-            ];
-            for operation in operations.into_iter().flatten() {
-                let Some(parameters) = operation.parameters.as_mut() else {
-                    continue;
-                };
-                let mut seen: Vec<(String, ParameterIn)> = Vec::new();
-                parameters.retain(|p| {
-                    let key = (p.name.clone(), p.parameter_in.clone());
-                    let first = !seen.contains(&key);
-                    if first {
-                        seen.push(key);
-                    }
-                    first
-                });
-            }
+        for operation in operations_mut(openapi) {
+            let Some(parameters) = operation.parameters.as_mut() else {
+                continue;
+            };
+            let mut seen: Vec<(String, ParameterIn)> = Vec::new();
+            parameters.retain(|p| {
+                let key = (p.name.clone(), p.parameter_in.clone());
+                let first = !seen.contains(&key);
+                if first {
+                    seen.push(key);
+                }
+                first
+            });
         }
     }
 }
@@ -234,24 +253,60 @@ impl Modify for OptionalBodies {
     }
 }
 
-/// The sandbox's default address as the document's server.
-struct SandboxServer;
+/// The API's version: the release's (the workspace's crate version). It is `info.version` and
+/// every answer's [`VERSION_HEADER`]; docs/compatibility.md says how it moves.
+pub const API_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-impl Modify for SandboxServer {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let mut sandbox = Server::new("http://127.0.0.1:8080");
-        sandbox.description = Some(
-            "The sandbox started by `checkout serve` with no configuration; a deployment \
-             answers at its own public base URL"
-                .to_owned(),
-        );
-        openapi.servers = Some(vec![sandbox]);
-    }
+/// The header that carries [`API_VERSION`] on every answer.
+pub const VERSION_HEADER: &str = "API-Version";
+
+/// The document's servers: the configured public base URL, else the address the document was
+/// read from (`/`, relative: Swagger UI's "Try it out" then works on any host and port).
+fn servers(public_base_url: Option<&str>) -> Vec<Server> {
+    let server = match public_base_url {
+        Some(base) => {
+            let mut server = Server::new(base.trim_end_matches('/'));
+            server.description = Some("This deployment's public base URL".to_owned());
+            server
+        }
+        None => {
+            let mut server = Server::new("/");
+            server.description = Some(
+                "The address this document was read from (no public base URL is configured; \
+                 the sandbox of `checkout serve` answers at http://127.0.0.1:8080)"
+                    .to_owned(),
+            );
+            server
+        }
+    };
+    vec![server]
 }
 
-/// The document as a value.
-pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+/// The whole document: [`ApiDoc`] around `routes` (the route table's operations), with the
+/// shared modifications applied, the servers for `public_base_url`, and the webhooks.
+pub fn document(
+    routes: utoipa::openapi::OpenApi,
+    public_base_url: Option<&str>,
+) -> serde_json::Value {
+    let mut doc = ApiDoc::openapi();
+    doc.merge(routes);
+    doc.info.version = API_VERSION.to_owned();
+    let modifiers: [&dyn Modify; 6] = [
+        &BearerScheme,
+        &PublicOperations,
+        &UniqueParameters,
+        &ExactAmounts,
+        &Patterns,
+        &OptionalBodies,
+    ];
+    for modifier in modifiers {
+        modifier.modify(&mut doc);
+    }
+    client_credentials_flow(&mut doc, public_base_url);
+    doc.servers = Some(servers(public_base_url));
+    let mut value = serde_json::to_value(&doc).unwrap_or_default();
+    value["webhooks"] = crate::dto::webhook_requests();
+    value
 }
 
 /// The request parameters that several operations document alike, each written once and listed

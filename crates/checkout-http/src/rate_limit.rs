@@ -99,6 +99,72 @@ impl RateLimiter {
     }
 }
 
+/// What one key has of a limit at a moment, as the `RateLimit` header tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    /// Calls allowed per window (the bucket's capacity).
+    pub limit: u32,
+    /// Calls the key may make now.
+    pub remaining: u32,
+    /// Seconds until the key's bucket is full again.
+    pub reset_secs: u64,
+}
+
+impl RateLimiter {
+    /// What `key` has of the limit at `now`; `None` when nothing is limited.
+    pub fn quota_at(&self, key: &str, now: Instant) -> Option<Quota> {
+        if self.capacity <= 0.0 {
+            return None;
+        }
+        let buckets = match self.buckets.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let tokens = buckets.get(key).map_or(self.capacity, |b| {
+            refill(b, now, self.capacity, self.per_second)
+        });
+        Some(Quota {
+            limit: self.capacity as u32,
+            remaining: tokens.floor().max(0.0) as u32,
+            reset_secs: ((self.capacity - tokens) / self.per_second).ceil().max(0.0) as u64,
+        })
+    }
+
+    /// [`RateLimiter::quota_at`] now.
+    pub fn quota(&self, key: &str) -> Option<Quota> {
+        self.quota_at(key, Instant::now())
+    }
+}
+
+/// Sets the IETF httpapi ratelimit-headers draft's fields on `response`: `RateLimit-Policy`
+/// (each `(name, quota, window seconds)` of `policies`) and, when `current` is given,
+/// `RateLimit` (that policy's remaining calls `r` and seconds to a full quota `t`).
+pub fn set_headers(
+    response: &mut actix_web::HttpResponse,
+    policies: &[(&str, u32, u64)],
+    current: Option<(&str, Quota)>,
+) {
+    use actix_web::http::header::{HeaderName, HeaderValue};
+    let policy = policies
+        .iter()
+        .filter(|(_, quota, _)| *quota > 0)
+        .map(|(name, quota, window)| format!("\"{name}\";q={quota};w={window}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::try_from(policy) {
+        if !value.is_empty() {
+            headers.insert(HeaderName::from_static("ratelimit-policy"), value);
+        }
+    }
+    if let Some((name, quota)) = current {
+        let value = format!("\"{name}\";r={};t={}", quota.remaining, quota.reset_secs);
+        if let Ok(value) = HeaderValue::try_from(value) {
+            headers.insert(HeaderName::from_static("ratelimit"), value);
+        }
+    }
+}
+
 /// The bucket's tokens at `now`, refilled since its last use, at most `capacity`.
 fn refill(bucket: &Bucket, now: Instant, capacity: f64, per_second: f64) -> f64 {
     let elapsed = now.saturating_duration_since(bucket.updated).as_secs_f64();
@@ -130,6 +196,18 @@ impl AuthLimits {
             per_address: RateLimiter::per_minute(per_address),
             failures_per_client_address: RateLimiter::per_minute(failures),
         }
+    }
+
+    /// The token route's `RateLimit-Policy` and `RateLimit` on `response`: the per-address
+    /// and per-client quotas, and what `address` has left (the limit every request counts
+    /// against).
+    pub fn set_headers(&self, response: &mut actix_web::HttpResponse, address: &str) {
+        let policies = [
+            ("address", self.per_address.capacity as u32, 60),
+            ("client", self.per_client.capacity as u32, 60),
+        ];
+        let current = self.per_address.quota(address).map(|q| ("address", q));
+        set_headers(response, &policies, current);
     }
 
     /// The key of `client_id` asking from `address` in
@@ -174,6 +252,32 @@ mod tests {
         assert!(limiter.check_at("a", t0).is_ok());
         assert!(limiter.peek_at("a", t0).is_err());
         assert!(limiter.peek_at("b", t0).is_ok());
+    }
+
+    #[test]
+    fn the_quota_counts_down_and_tells_when_it_is_full_again() {
+        let limiter = RateLimiter::per_minute(3);
+        let now = Instant::now();
+        assert_eq!(
+            limiter.quota_at("k", now),
+            Some(Quota {
+                limit: 3,
+                remaining: 3,
+                reset_secs: 0
+            })
+        );
+        limiter.check_at("k", now).unwrap();
+        limiter.check_at("k", now).unwrap();
+        // Two calls taken, one refilled every 20 s: full in 40 s.
+        assert_eq!(
+            limiter.quota_at("k", now),
+            Some(Quota {
+                limit: 3,
+                remaining: 1,
+                reset_secs: 40
+            })
+        );
+        assert_eq!(RateLimiter::per_minute(0).quota_at("k", now), None);
     }
 
     #[test]

@@ -245,6 +245,21 @@ impl LocalCluster {
         Ok(cluster)
     }
 
+    /// Makes this cluster's data folder with durability off, all at once or not at all.
+    fn init_throwaway(&self) -> anyhow::Result<()> {
+        init_atomically(&self.bins, &self.owner, &self.data_dir, Durability::Relaxed)
+    }
+
+    /// The folder `dir` of a lasting cluster taken for this process (other callers for it
+    /// wait), with the binaries and the user that run the cluster, checked to reach `dir`.
+    fn taken(dir: &Path) -> anyhow::Result<(ProcessLock, PgBinaries, Owner)> {
+        let lock = ProcessLock::acquire(&format!("cluster {}", dir.display()), DEFAULT_WAIT)?;
+        let bins = PgBinaries::find()?;
+        let owner = Owner::detect()?;
+        owner.check_reachable(dir)?;
+        Ok((lock, bins, owner))
+    }
+
     /// The cluster kept in `data_dir` (made there on first use, with PostgreSQL's full
     /// durability), started if it is not running. Dropping the handle stops the server if
     /// this handle started it; a server found already running (started by another process,
@@ -252,10 +267,7 @@ impl LocalCluster {
     /// in async code. Concurrent callers for one folder are serialised.
     pub fn persistent(data_dir: impl AsRef<Path>) -> anyhow::Result<LocalCluster> {
         let data_dir = absolute(data_dir.as_ref())?;
-        let _lock = ProcessLock::acquire(&format!("cluster {}", data_dir.display()), DEFAULT_WAIT)?;
-        let bins = PgBinaries::find()?;
-        let owner = Owner::detect()?;
-        owner.check_reachable(&data_dir)?;
+        let (_lock, bins, owner) = LocalCluster::taken(&data_dir)?;
         if !is_cluster(&data_dir) {
             init_atomically(&bins, &owner, &data_dir, Durability::Full)?;
         }
@@ -328,10 +340,7 @@ impl LocalCluster {
     /// `dir` short: the socket lives there.
     pub fn shared(dir: impl AsRef<Path>) -> anyhow::Result<LocalCluster> {
         let base = absolute(dir.as_ref())?;
-        let _lock = ProcessLock::acquire(&format!("cluster {}", base.display()), DEFAULT_WAIT)?;
-        let bins = PgBinaries::find()?;
-        let owner = Owner::detect()?;
-        owner.check_reachable(&base)?;
+        let (_lock, bins, owner) = LocalCluster::taken(&base)?;
         owner.prepare_dir(&base)?;
         let mut cluster = LocalCluster {
             bins,
@@ -347,12 +356,7 @@ impl LocalCluster {
         }
         let existed = is_cluster(&cluster.data_dir);
         if !existed {
-            init_atomically(
-                &cluster.bins,
-                &cluster.owner,
-                &cluster.data_dir,
-                Durability::Relaxed,
-            )?;
+            cluster.init_throwaway()?;
         }
         match cluster.start() {
             Ok(()) => Ok(cluster),
@@ -362,12 +366,7 @@ impl LocalCluster {
                 tracing::warn!(error = %e, "the shared test cluster did not start; recreating it");
                 std::fs::remove_dir_all(&cluster.data_dir)
                     .with_context(|| format!("removing {}", cluster.data_dir.display()))?;
-                init_atomically(
-                    &cluster.bins,
-                    &cluster.owner,
-                    &cluster.data_dir,
-                    Durability::Relaxed,
-                )?;
+                cluster.init_throwaway()?;
                 cluster.start()?;
                 Ok(cluster)
             }

@@ -105,6 +105,11 @@ impl Application {
             readiness: std::sync::Arc::new(DatabaseReadiness::new(store.clone())),
             swagger_ui: settings.swagger_ui(),
             trusted_proxies: TrustedProxies::parse(&settings.security.trusted_proxies)?,
+            configured_base_url: settings
+                .server
+                .public_base_url
+                .as_deref()
+                .map(|base| base.trim_end_matches('/').to_owned()),
         });
         let workers = settings
             .server

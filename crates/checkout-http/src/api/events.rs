@@ -1,6 +1,6 @@
 //! GET /pay/api/events: the caller's terminal's events, to catch up after downtime.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use checkout_domain::events::EventCursor;
 use checkout_domain::usecases::MAX_EVENTS_PER_PAGE;
 
@@ -62,7 +62,8 @@ pub async fn list_events(
     security(("bearer" = [])),
     params(("id" = String, Path, description = "The event id", example = "6d0e1d7c-5a1f-4c3e-9f7a-2b8d1e0c4a55")),
     responses(
-        (status = 202, description = "Queued, due now", body = RedeliveryResponse),
+        (status = 202, description = "Queued, due now", body = RedeliveryResponse,
+         headers(("RateLimit-Policy" = String, description = "The route's quotas (IETF httpapi ratelimit-headers draft): `\"event\";q=<per event>;w=<seconds>, \"terminal\";q=<per terminal>;w=<seconds>`"))),
         (status = 404, description = "No such event of the caller's terminal", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 429, description = "Too many redeliveries: of this event (5 an hour by default) or of the terminal's events (100 an hour); nothing queued. `Retry-After` says when one is allowed again", body = ProblemDetails, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds until a redelivery of this event is allowed again"))),
@@ -73,16 +74,32 @@ pub async fn redeliver_event(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> HttpResponse {
     let not_found = || {
         checkout_domain::CheckoutError::NotFound("No event with this id exists for your terminal.")
     };
-    let id = uuid::Uuid::parse_str(&path).map_err(|_| not_found())?;
-    let deliveries = state.webhooks.redeliver(&caller.0.terminal, id).await?;
-    Ok(HttpResponse::Accepted()
-        .insert_header(("Cache-Control", "no-store"))
-        .json(RedeliveryResponse {
-            event_id: id.to_string(),
-            deliveries: deliveries.iter().map(ToString::to_string).collect(),
-        }))
+    let redeliver = async {
+        let id = uuid::Uuid::parse_str(&path).map_err(|_| not_found())?;
+        let deliveries = state.webhooks.redeliver(&caller.0.terminal, id).await?;
+        Ok::<_, ApiError>(
+            HttpResponse::Accepted()
+                .insert_header(("Cache-Control", "no-store"))
+                .json(RedeliveryResponse {
+                    event_id: id.to_string(),
+                    deliveries: deliveries.iter().map(ToString::to_string).collect(),
+                }),
+        )
+    };
+    let mut response = redeliver.await.unwrap_or_else(|e| e.error_response());
+    let limits = &state.webhooks.policy().redeliveries;
+    let window = limits.window.whole_seconds().max(1) as u64;
+    crate::rate_limit::set_headers(
+        &mut response,
+        &[
+            ("event", limits.per_event, window),
+            ("terminal", limits.per_terminal, window),
+        ],
+        None,
+    );
+    response
 }

@@ -7,24 +7,11 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::ports::NoticeRejected;
 use checkout_domain::ValidationErrors;
-use serde::Serialize;
-use utoipa::ToSchema;
 
+use crate::dto::ProcessorEventReceipt;
 use crate::metrics::PROCESSOR_EVENTS_TOTAL;
 use crate::problem::{ApiError, ProblemDetails};
 use crate::AppState;
-
-/// What the service did with a processor event.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ProcessorEventReceipt {
-    /// Always true: the event need not be sent again.
-    pub received: bool,
-    /// `applied` (the object was read and the ledger brought up to it), `duplicate` (this
-    /// event id was absorbed before), `unknown_object` (about nothing this service made;
-    /// logged) or `ignored` (an event type the service does not follow).
-    #[schema(example = "applied")]
-    pub outcome: &'static str,
-}
 
 /// Receive a card-processor event.
 ///

@@ -15,7 +15,8 @@ use crate::AppState;
 /// Start a hosted checkout payment.
 ///
 /// Creates a payment session for the hosted checkout page (spec 4.2); redirect the payer to
-/// `/pay/checkout-payment/{checkoutSessionId}`.
+/// the answer's `checkoutUrl` (`/pay/checkout-payment/{checkoutSessionId}` at the public
+/// base URL).
 ///
 /// With an `Idempotency-Key`, a retry of the same request (same route, same body bytes) within
 /// 24 hours answers the first response again, with `Idempotent-Replayed: true`, and creates
@@ -46,7 +47,8 @@ pub async fn start_payment(
     let Some(key) = key.0 else {
         let session = state.checkout.start_payment(&caller.0, &request).await?;
         tracing::info!(session = %session.id, terminal = %session.terminal, "checkout session created");
-        return Ok(HttpResponse::Ok().json(StartPaymentResponse::from(&session)));
+        let url = state.pages.checkout_page_url(&session);
+        return Ok(HttpResponse::Ok().json(StartPaymentResponse::new(&session, url)));
     };
     let once = IdempotentRequest {
         key,
@@ -58,7 +60,8 @@ pub async fn start_payment(
         .create_once(&caller.0, &once, create, |result| match result {
             Ok(session) => {
                 tracing::info!(session = %session.id, terminal = %session.terminal, "checkout session created");
-                idempotency::json_response(StatusCode::OK, &StartPaymentResponse::from(session))
+                let url = state.pages.checkout_page_url(session);
+                idempotency::json_response(StatusCode::OK, &StartPaymentResponse::new(session, url))
             }
             Err(e) => idempotency::problem_response(e),
         })

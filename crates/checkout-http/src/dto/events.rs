@@ -100,3 +100,47 @@ impl EventEncoder for JsonEventEncoder {
         serde_json::to_vec(&EventBody::new(event)).unwrap_or_default()
     }
 }
+
+/// The OpenAPI 3.1 `webhooks` section: the request each webhook endpoint receives for an event
+/// (Standard Webhooks: the body is the event, exactly as the feed shows it, signed in the
+/// `webhook-*` headers).
+pub fn webhook_requests() -> serde_json::Value {
+    let header = |name: &str, description: &str, example: &str| {
+        serde_json::json!({
+            "name": name,
+            "in": "header",
+            "required": true,
+            "description": description,
+            "schema": {"type": "string"},
+            "example": example,
+        })
+    };
+    serde_json::json!({
+        "paymentEvent": {
+            "post": {
+                "operationId": "payment_event_webhook",
+                "summary": "A payment event, posted to each subscribed webhook endpoint",
+                "description": "Sent to every enabled endpoint of the terminal whose `events` include the event's type, as a Standard Webhooks message: verify the signature over `{webhook-id}.{webhook-timestamp}.{raw body}` with the endpoint's `whsec_` secret (any Standard Webhooks library does), refuse a timestamp more than 5 minutes away, and deduplicate by `webhook-id` (the same on every attempt and on a redelivery). Answer any 2xx promptly (an attempt waits 15 seconds by default); anything else is retried with growing waits, and the attempt is in the endpoint's deliveries log.",
+                "tags": ["Webhooks"],
+                "security": [],
+                "parameters": [
+                    header("webhook-id", "The message id: the event's id, the same on every attempt", "6d0e1d7c-5a1f-4c3e-9f7a-2b8d1e0c4a55"),
+                    header("webhook-timestamp", "The attempt's time, in Unix seconds", "1795952000"),
+                    header("webhook-signature", "Space-separated `v1,<base64 HMAC-SHA256>` signatures, one per secret in use (two while a rotated secret overlaps)", "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="),
+                ],
+                "requestBody": {
+                    "required": true,
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/EventBody"}
+                        }
+                    }
+                },
+                "responses": {
+                    "200": {"description": "Received (any 2xx): the delivery is done"},
+                    "400": {"description": "Refused (for example a signature that does not verify): the delivery is retried, then left failed in the deliveries log"}
+                }
+            }
+        }
+    })
+}

@@ -4,6 +4,7 @@
 mod decimal;
 mod events;
 pub mod patterns;
+mod processor;
 mod reversal;
 pub mod schemas;
 mod session;
@@ -12,7 +13,8 @@ mod token;
 mod webhooks;
 
 pub use decimal::JsonDecimal;
-pub use events::{EventBody, EventDispute, EventPageResponse, JsonEventEncoder};
+pub use events::{webhook_requests, EventBody, EventDispute, EventPageResponse, JsonEventEncoder};
+pub use processor::ProcessorEventReceipt;
 pub use reversal::{
     AmountRequest, RefundBody, RefundListResponse, RefundRequest, ReversalResponse,
 };
@@ -21,7 +23,7 @@ pub use session::{
     StartPaymentResponse,
 };
 pub use status::{CardAttemptRecord, DisputeRecord, PaymentStatusResponse};
-pub use token::{TokenRequest, TokenResponse};
+pub use token::{TokenForm, TokenRequest, TokenResponse, BEARER, CLIENT_CREDENTIALS};
 pub use webhooks::{
     CreatedWebhookEndpointResponse, DeliveryAttemptBody, DeliveryBody, DeliveryPageResponse,
     RedeliveryResponse, RotatedSecretResponse, WebhookEndpointRequest, WebhookEndpointResponse,

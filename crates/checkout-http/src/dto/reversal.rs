@@ -12,7 +12,7 @@ use super::{utc_timestamp, JsonDecimal, PaymentStatusResponse};
 
 /// POST /pay/api/payment/{id}/capture body.
 #[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AmountRequest {
     /// The amount to capture, in the session's currency; the whole authorised amount when
     /// absent.
@@ -22,7 +22,7 @@ pub struct AmountRequest {
 
 /// POST /pay/api/payment/{id}/refunds body.
 #[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RefundRequest {
     /// The amount to refund, in the session's currency (required; absent is a 400 naming
     /// `Amount`).

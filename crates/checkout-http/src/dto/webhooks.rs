@@ -13,7 +13,7 @@ use super::utc_timestamp;
 
 /// A new webhook endpoint.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebhookEndpointRequest {
     /// Where to post events: `https`, with no fragment, to a host that resolves to public
     /// addresses (a sandbox served on loopback also accepts `http` and `localhost`, loopback

@@ -86,6 +86,14 @@ impl Pages {
         })
     }
 
+    /// The payer's URL of an integrated checkout session: its hosted payment page.
+    pub fn checkout_page_url(&self, session: &PaymentSession) -> String {
+        format!(
+            "{}/pay/checkout-payment/{}",
+            self.public_base_url, session.id
+        )
+    }
+
     /// Whether cookies are `Secure`: only when the public base URL is https.
     pub fn cookies_secure(&self) -> bool {
         self.public_base_url.starts_with("https://")

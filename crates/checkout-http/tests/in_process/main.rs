@@ -8,8 +8,10 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // Test code: a failure should panic.
 
+mod contract;
 mod openapi;
 mod pages;
 mod problems;
 mod qr;
+mod routes;
 mod support;

@@ -63,6 +63,85 @@ async fn validation_400_names_every_bad_field() {
     assert_problem!("400_field_rules", reply);
 }
 
+/// A misspelt field (`callbackBackURL` for `callbackBackUrl`) is a 400 naming it, and
+/// creates nothing: the same reference then goes through. Every other JSON body refuses an
+/// unknown field the same way, nested ones with their path.
+#[actix_web::test]
+async fn an_unknown_field_is_a_400_naming_it() {
+    let app = support::start().await;
+    let token = app.token().await;
+    let mut body = start_payment_body("ORDER-UNKNOWN");
+    body["callbackBackURL"] = json!("https://merchant.example/cart");
+    let reply = app.post_json("/pay/api/start-payment", &token, &body).await;
+    assert_problem!("400_unknown_field", reply);
+    let reply = app
+        .post_json(
+            "/pay/api/start-payment",
+            &token,
+            &start_payment_body("ORDER-UNKNOWN"),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+
+    let session = app.start_payment(&token, "ORDER-UNKNOWN-2").await;
+    let mut link = support::link_body("LINK-UNKNOWN");
+    link["additionalCharges"] =
+        json!([{"chargeName": "Fee", "chargeAmount": 1, "chargeCurrencyCode": "USD", "note": "x"}]);
+    let cases = [
+        (
+            "/pay/api/generate-payment-link".to_owned(),
+            link,
+            "AdditionalCharges[0].Note",
+        ),
+        (
+            format!("/pay/api/payment/{session}/capture"),
+            json!({"amount": 1, "currency": "USD"}),
+            "Currency",
+        ),
+        (
+            format!("/pay/api/payment/{session}/refunds"),
+            json!({"amount": 1, "reason": "x"}),
+            "Reason",
+        ),
+        (
+            "/pay/api/webhook-endpoints".to_owned(),
+            json!({"url": "http://localhost:9000/hook", "enabled": true}),
+            "Enabled",
+        ),
+    ];
+    for (uri, body, field) in cases {
+        let reply = app.post_json(&uri, &token, &body).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{uri}: {}",
+            reply.text()
+        );
+        let errors = &reply.json()["errors"];
+        assert_eq!(
+            errors.as_object().map(|e| e.len()),
+            Some(1),
+            "{uri}: {errors}"
+        );
+        assert!(errors[field].is_array(), "{uri}: {errors}");
+    }
+    let reply = app
+        .send(
+            TestRequest::post()
+                .uri("/api/public/security/auth")
+                .set_json(
+                    json!({"client_id": "sandbox-client", "client_secret": "x", "scope": "all"}),
+                ),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
+    assert!(
+        reply.json()["errors"]["Scope"].is_array(),
+        "{}",
+        reply.text()
+    );
+}
+
 #[actix_web::test]
 async fn malformed_json_and_token_shape_are_400() {
     let app = support::start().await;
@@ -302,6 +381,11 @@ async fn too_many_redeliveries_is_429_with_retry_after() {
         .await;
     // The oldest redelivery counted was 10 minutes ago: one is allowed again in 50 minutes.
     assert_eq!(reply.header("retry-after"), "3000");
+    // The route's quotas (IETF ratelimit-headers draft): 5 an hour per event, 100 per terminal.
+    assert_eq!(
+        reply.header("ratelimit-policy"),
+        "\"event\";q=5;w=3600, \"terminal\";q=100;w=3600"
+    );
     assert_problem!("429_too_many_redeliveries", reply);
 }
 

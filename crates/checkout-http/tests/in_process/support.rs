@@ -216,6 +216,7 @@ pub fn state(kit: &TestKit, unreachable: Arc<AtomicBool>) -> web::Data<AppState>
         readiness: Arc::new(Ready),
         swagger_ui: true,
         trusted_proxies: TrustedProxies::parse("").expect("no proxies"),
+        configured_base_url: None,
     })
 }
 

@@ -24,8 +24,21 @@ async fn valid_client_credentials_get_a_jwt_and_its_lifetime() {
     let body = reply.body.as_object().expect("an object");
     let mut keys: Vec<&str> = body.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["expiresIn", "token"]);
+    // The spec's fields, and the same under their OAuth 2.0 names (RFC 6749 section 5.1).
+    assert_eq!(
+        keys,
+        [
+            "access_token",
+            "expiresIn",
+            "expires_in",
+            "token",
+            "token_type"
+        ]
+    );
     assert_eq!(reply.body["expiresIn"], 3600);
+    assert_eq!(reply.body["expires_in"], 3600);
+    assert_eq!(reply.body["access_token"], reply.body["token"]);
+    assert_eq!(reply.body["token_type"], "Bearer");
     assert_eq!(reply.str("token").split('.').count(), 3, "a compact JWS");
 }
 

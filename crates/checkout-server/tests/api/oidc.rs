@@ -101,7 +101,8 @@ async fn the_merchant_flow_runs_with_tokens_of_an_openid_connect_provider() {
     let provider = provider();
     let server = oidc_server(&provider, "oidc-flow").await;
 
-    // The spec's token route, exactly {token, expiresIn}, with the provider's token.
+    // The spec's token route, {token, expiresIn} (and their OAuth 2.0 names), with the
+    // provider's token.
     let reply = server
         .post(
             AUTH,
@@ -111,8 +112,18 @@ async fn the_merchant_flow_runs_with_tokens_of_an_openid_connect_provider() {
         .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     let keys: Vec<&String> = reply.body.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["expiresIn", "token"]);
+    assert_eq!(
+        keys,
+        [
+            "access_token",
+            "expiresIn",
+            "expires_in",
+            "token",
+            "token_type"
+        ]
+    );
     assert_eq!(reply.body["expiresIn"], 600);
+    assert_eq!(reply.body["access_token"], reply.body["token"]);
     let token = reply.str("token").to_owned();
     let payload = token.split('.').nth(1).unwrap();
     let payload: Value = serde_json::from_slice(

@@ -23,11 +23,21 @@ async fn a_valid_request_creates_a_session_and_answers_its_two_ids() {
         keys,
         [
             "checkoutSessionId",
+            "checkoutUrl",
             "expirationDateTime",
             "internalTransactionReferenceNumber"
         ]
     );
     assert!(is_guid(first.str("checkoutSessionId")));
+    assert!(
+        first.str("checkoutUrl").starts_with("http://")
+            && first.str("checkoutUrl").ends_with(&format!(
+                "/pay/checkout-payment/{}",
+                first.str("checkoutSessionId")
+            )),
+        "{}",
+        first.body
+    );
     assert!(!first.str("internalTransactionReferenceNumber").is_empty());
 
     let second = server

@@ -542,3 +542,53 @@ async fn the_card_form_weighs_under_40_kb_in_under_8_requests() {
     assert!(bytes < 40 * 1024, "{bytes} bytes");
     assert!(requests < 8, "{requests} requests");
 }
+
+/// Swagger UI's "Try it out" on a sandbox at a port other than 8080: the document's server is
+/// relative, so the request goes to the address Swagger was opened at and gets its answer (a
+/// fixed server would send it to 127.0.0.1:8080, where nothing answers).
+#[tokio::test]
+async fn swagger_try_it_out_reaches_the_server_it_was_opened_from() {
+    let server = TestServer::sandbox("swagger-try").await;
+    assert_ne!(server.port, 8080);
+    let browser = Browser::start(&flows::screenshot_dir()).await;
+    browser.goto(&format!("{}/swagger/", server.base)).await;
+    browser
+        .click("#operations-Security-issue_token .opblock-summary")
+        .await;
+    browser
+        .click("#operations-Security-issue_token .try-out__btn")
+        .await;
+    let body = serde_json::json!({
+        "client_id": server.client_id,
+        "client_secret": server.client_secret,
+    });
+    browser
+        .type_into(
+            "#operations-Security-issue_token textarea.body-param__text",
+            &body.to_string(),
+        )
+        .await;
+    browser
+        .click("#operations-Security-issue_token .execute")
+        .await;
+    let status =
+        "#operations-Security-issue_token .live-responses-table tr.response .response-col_status";
+    let started = std::time::Instant::now();
+    let mut text = String::new();
+    while started.elapsed() < std::time::Duration::from_secs(10) {
+        text = browser.text(status).await;
+        if !text.trim().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    browser.screenshot("swagger-try-it-out").await;
+    assert_eq!(text.trim(), "200", "Swagger UI's answer to Try it out");
+    let url = browser
+        .text("#operations-Security-issue_token .request-url pre")
+        .await;
+    assert_eq!(
+        url.trim(),
+        format!("{}/api/public/security/auth", server.base)
+    );
+}
