@@ -166,11 +166,30 @@ impl Checkout {
         caller: &Claims,
         id: SessionId,
     ) -> Result<(PaymentSession, Vec<Refund>), CheckoutError> {
-        let session = self.payment_status(caller, id).await?;
+        // The session and its refunds are two reads: a refund settled between them would
+        // show it Succeeded beside a `refundedAmount` that does not count it yet. Every
+        // change of a refund that changes what was refunded changes the session's money in
+        // the same transaction, so the pair is consistent when the session's money is the
+        // same on both sides of the refunds' read.
+        let mut session = self.payment_status(caller, id).await?;
+        for _ in 0..CONSISTENT_READ_TRIES {
+            let refunds = self.ports.reversals.refunds(id).await?;
+            let after = self.payment_status(caller, id).await?;
+            if after.money == session.money {
+                return Ok((after, refunds));
+            }
+            session = after;
+        }
+        // Still moving after several tries: the refunds as read last, beside the session
+        // read after them (their money is never behind the refunds').
         let refunds = self.ports.reversals.refunds(id).await?;
+        let session = self.payment_status(caller, id).await?;
         Ok((session, refunds))
     }
 }
+
+/// How many times the refund list is read again while a refund settles under it.
+const CONSISTENT_READ_TRIES: usize = 3;
 
 /// The detail of an SVC_009 for a refund the processor refused.
 const REFUSED_DETAIL: &str = "The processor refused the refund; nothing was refunded.";
