@@ -7,7 +7,7 @@ use checkout_domain::session::{
     ChargeRequest, ItemRequest, PaymentAttempt, PaymentSession, SessionRequest,
 };
 use checkout_domain::testing::TestKit;
-use checkout_domain::usecases::PaymentOutcome;
+use checkout_domain::usecases::{PaymentLink, PaymentOutcome};
 use checkout_domain::values::SessionId;
 use time::OffsetDateTime;
 
@@ -123,4 +123,26 @@ pub async fn latest_attempt(kit: &TestKit, id: SessionId) -> PaymentAttempt {
         .await
         .unwrap()
         .expect("the session has an attempt")
+}
+
+/// A payment link of `T-1` under `reference` left to expire, and the link created after it
+/// under the same reference.
+pub async fn expired_link_and_successor(
+    kit: &TestKit,
+    reference: &str,
+) -> (PaymentLink, PaymentLink) {
+    let caller = kit.caller("T-1");
+    let old = kit
+        .checkout
+        .generate_payment_link(&caller, &link_request(reference))
+        .await
+        .unwrap();
+    kit.clock
+        .advance(checkout_domain::testing::TEST_LINK_VALIDITY + time::Duration::seconds(1));
+    let successor = kit
+        .checkout
+        .generate_payment_link(&caller, &link_request(reference))
+        .await
+        .unwrap();
+    (old, successor)
 }

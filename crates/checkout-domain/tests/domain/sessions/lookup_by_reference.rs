@@ -1,10 +1,10 @@
 //! The lookup of a terminal's sessions by merchant reference, through `TestKit`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
-use crate::support::{link_request, start};
+use crate::support::start;
 use checkout_domain::ports::SessionRepository;
 use checkout_domain::session::SessionState;
-use checkout_domain::testing::{TestKit, TEST_LINK_VALIDITY};
+use checkout_domain::testing::TestKit;
 use checkout_domain::values::SessionId;
 use checkout_domain::CheckoutError;
 use time::Duration;
@@ -13,17 +13,7 @@ use time::Duration;
 async fn a_lookup_lists_an_expired_session_and_its_successor_newest_first() {
     let kit = TestKit::new();
     let caller = kit.caller("T-1");
-    let old = kit
-        .checkout
-        .generate_payment_link(&caller, &link_request("REF-L"))
-        .await
-        .unwrap();
-    kit.clock.advance(TEST_LINK_VALIDITY + Duration::seconds(1));
-    let successor = kit
-        .checkout
-        .generate_payment_link(&caller, &link_request("REF-L"))
-        .await
-        .unwrap();
+    let (old, successor) = crate::support::expired_link_and_successor(&kit, "REF-L").await;
     start(&kit, "REF-OTHER").await;
 
     let found = kit

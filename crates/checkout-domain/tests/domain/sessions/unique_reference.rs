@@ -160,17 +160,7 @@ async fn svc_001_names_the_session_holding_the_reference_on_both_routes() {
 async fn svc_001_after_an_expiry_names_the_successor() {
     let kit = TestKit::new();
     let caller = kit.caller("T-1");
-    let old = kit
-        .checkout
-        .generate_payment_link(&caller, &link_request("REF-3"))
-        .await
-        .unwrap();
-    kit.clock.advance(TEST_LINK_VALIDITY + Duration::seconds(1));
-    let successor = kit
-        .checkout
-        .generate_payment_link(&caller, &link_request("REF-3"))
-        .await
-        .unwrap();
+    let (old, successor) = crate::support::expired_link_and_successor(&kit, "REF-3").await;
     assert_ne!(successor.session.id, old.session.id);
     let again = kit
         .checkout
