@@ -13,7 +13,8 @@
 #    post's reads, the attempt begun and its answer recorded, each single-row);
 # 4. starts the release server on the same cluster and drives it with wrk: start-payment,
 #    payment status, card payments through the hosted page (bench/payer, sandbox
-#    processor without delay), start-payment at each concurrency of BENCH_SWEEP; then
+#    processor without delay, the card-testing guard on as by default, then again with it
+#    off), start-payment at each concurrency of BENCH_SWEEP; then
 #    restarts it with the sandbox processor made BENCH_PROCESSOR_DELAY_MS slow for payment
 #    status while BENCH_SLOW_PAYERS payments wait on it, and token issuance;
 # 5. prints one table (also written to bench/results/latest.md) with the targets next to the
@@ -347,29 +348,39 @@ run_wrk STATUS "$BENCH_DIR/status.lua" "$TOKEN" "$STATUS_IDS"
 
 # Card payments through the hosted page with the sandbox processor answering at once: PAYERS
 # payers (bench/payer: start-payment, the page, the card form post) for WARMUP seconds
-# unmeasured, then SECONDS_PER_RUN measured; PAY_RPS is form posts answered 303 per second.
-FAST_PAYMENTS="$WORK/fast-payments.txt"
-: >"$FAST_PAYMENTS"
-log "$PAYERS payers through the hosted page, processor without delay, ${SECONDS_PER_RUN}s"
-"$PAYER" "$BASE" "$TOKEN" "$RUN_PREFIX-fast" "$FAST_PAYMENTS" "$PAYERS" &
-PAYER_PIDS+=($!)
-sleep "$((WARMUP > 0 ? WARMUP : 1))"
-checkpoint
-PAY_LINES_BEFORE="$(wc -l <"$FAST_PAYMENTS")"
-before="$(cpu_snapshot)"
-sleep "$SECONDS_PER_RUN"
-PAY_LINES="$(tail -n +"$((PAY_LINES_BEFORE + 1))" "$FAST_PAYMENTS")"
-after="$(cpu_snapshot)"
-kill "${PAYER_PIDS[@]}" 2>/dev/null || true
-wait "${PAYER_PIDS[@]}" 2>/dev/null || true
-PAYER_PIDS=()
-PAY_303="$(grep -c '^303 ' <<<"$PAY_LINES" || true)"
-PAY_OTHER="$(($(grep -c . <<<"$PAY_LINES" || true) - PAY_303))"
-PAY_RPS="$(awk -v n="$PAY_303" -v s="$SECONDS_PER_RUN" 'BEGIN { printf "%.1f", n / s }')"
-PAY_MEDIAN_MS="$(awk '$1 == 303 { print $2 * 1000 }' <<<"$PAY_LINES" | sort -n |
-    awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", v[int((NR + 1) / 2)]; else print "n/a" }')"
-CPU_PAY="$(cpu_report "$before" "$after" "$((PAY_303 > 0 ? PAY_303 : 1))")"
-log "card payments: $PAY_303 answered 303 ($PAY_RPS/s, median form post $PAY_MEDIAN_MS ms), $PAY_OTHER otherwise"
+# unmeasured, then SECONDS_PER_RUN measured. Sets <NAME>_303 and <NAME>_OTHER (form posts
+# answered 303 and otherwise), <NAME>_RPS (303s per second), <NAME>_MEDIAN_MS and
+# <NAME>_P99_MS (of the form posts answered 303) and CPU_<NAME>.
+run_payers() {
+    local name="$1" lines lines_before before after n303 nother
+    local out="$WORK/payments-$name.txt"
+    : >"$out"
+    log "$PAYERS payers through the hosted page ($name), processor without delay, ${SECONDS_PER_RUN}s"
+    "$PAYER" "$BASE" "$TOKEN" "$RUN_PREFIX-$name" "$out" "$PAYERS" &
+    PAYER_PIDS+=($!)
+    sleep "$((WARMUP > 0 ? WARMUP : 1))"
+    checkpoint
+    lines_before="$(wc -l <"$out")"
+    before="$(cpu_snapshot)"
+    sleep "$SECONDS_PER_RUN"
+    lines="$(tail -n +"$((lines_before + 1))" "$out")"
+    after="$(cpu_snapshot)"
+    kill "${PAYER_PIDS[@]}" 2>/dev/null || true
+    wait "${PAYER_PIDS[@]}" 2>/dev/null || true
+    PAYER_PIDS=()
+    n303="$(grep -c '^303 ' <<<"$lines" || true)"
+    nother="$(($(grep -c . <<<"$lines" || true) - n303))"
+    printf -v "${name}_303" '%s' "$n303"
+    printf -v "${name}_OTHER" '%s' "$nother"
+    printf -v "${name}_RPS" '%s' "$(awk -v n="$n303" -v s="$SECONDS_PER_RUN" 'BEGIN { printf "%.1f", n / s }')"
+    printf -v "${name}_MEDIAN_MS" '%s' "$(awk '$1 == 303 { print $2 * 1000 }' <<<"$lines" | sort -n |
+        awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", v[int((NR + 1) / 2)]; else print "n/a" }')"
+    printf -v "${name}_P99_MS" '%s' "$(awk '$1 == 303 { print $2 * 1000 }' <<<"$lines" | sort -n |
+        awk '{ v[NR] = $1 } END { i = int(NR * 0.99 + 0.5); if (i < 1) i = 1; if (NR) printf "%.1f", v[i]; else print "n/a" }')"
+    printf -v "CPU_${name}" '%s' "$(cpu_report "$before" "$after" "$((n303 > 0 ? n303 : 1))")"
+    log "card payments ($name): $n303 answered 303, $nother otherwise"
+}
+run_payers PAY
 
 # The concurrency sweep: start-payment at each of SWEEP connections, SWEEP_SECONDS each.
 SWEEP_BEST=0
@@ -379,6 +390,12 @@ for c in "${SWEEP[@]}"; do
     rps="SWEEP_${c}_RPS"
     SWEEP_BEST="$(awk -v a="$SWEEP_BEST" -v b="${!rps}" 'BEGIN { print (b > a ? b : a) }')"
 done
+
+# The card payments again with the card-testing guard off: the guard's cost on the card post
+# (its counts read before, the answer recorded after) is the difference.
+stop_server
+CHECKOUT__GUARD__ENABLED=false start_server 0
+run_payers PAY_NO_GUARD
 
 # Again with the card processor slow, for the status run while payments wait on it.
 stop_server
@@ -430,7 +447,8 @@ STATUS_RATIO="$(calc %.2f "$STATUS_RPS / $PG_SELECT_TPS")"
 SLOW_RATIO="$(calc %.2f "$STATUS_SLOW_P99 / $STATUS_P99")"
 PAY_RATIO="$(calc %.2f "$PAY_RPS / $START_RPS")"
 PAY_PG_RATIO="$(calc %.2f "$PAY_RPS / $PG_PAYMENT_TPS")"
-errors="$PAY_OTHER"
+GUARD_RATIO="$(calc %.2f "$PAY_RPS / ($PAY_NO_GUARD_RPS > 0 ? $PAY_NO_GUARD_RPS : 1)")"
+errors="$((PAY_OTHER + PAY_NO_GUARD_OTHER))"
 SWEEP_NAMES=()
 for c in "${SWEEP[@]}"; do SWEEP_NAMES+=("SWEEP_$c"); done
 LAST_RPS="SWEEP_${SWEEP[-1]}_RPS"
@@ -476,6 +494,9 @@ table() {
         "≥ 0.50 x start-payment" "$(ok "$PAY_RATIO >= 0.5")"
     row "card payments / pgbench card payment" "**$PAY_PG_RATIO** x" "(none)" ""
     row "card payments answered otherwise than 303" "$PAY_OTHER" "0" "$(ok "$PAY_OTHER == 0")"
+    row "card post, card-testing guard on / off: throughput; form post median, p99" \
+        "$PAY_RPS / $PAY_NO_GUARD_RPS /s = **$GUARD_RATIO** x; $PAY_MEDIAN_MS / $PAY_NO_GUARD_MEDIAN_MS ms, $PAY_P99_MS / $PAY_NO_GUARD_P99_MS ms" \
+        "≥ 0.80 x, all 303" "$(ok "$GUARD_RATIO >= 0.8 && $PAY_NO_GUARD_OTHER == 0")"
     local c rps p99 n2 se
     for c in "${SWEEP[@]}"; do
         rps="SWEEP_${c}_RPS" p99="SWEEP_${c}_P99" n2="SWEEP_${c}_NON2XX" se="SWEEP_${c}_SOCKET_ERRORS"
@@ -513,6 +534,7 @@ cpu_table() {
     row "wrk start-payment" "$CPU_START"
     row "wrk status" "$CPU_STATUS"
     row "card payments, no delay (per payment: 3 requests; + payers)" "$CPU_PAY"
+    row "card payments, no delay, guard off" "$CPU_PAY_NO_GUARD"
     local c cpu
     for c in "${SWEEP[@]}"; do
         cpu="CPU_SWEEP_$c"

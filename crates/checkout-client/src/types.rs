@@ -682,6 +682,11 @@ wire_enum!(
         PaymentDisputeOpened = "payment.dispute_opened",
         /// A dispute was decided ([`Event::dispute`] has the outcome).
         PaymentDisputeClosed = "payment.dispute_closed",
+        /// The card-testing guard saw the terminal's decline rate spike; its pages challenge
+        /// every payer until it calms (the event's session is the post that saw it).
+        TerminalCardTestingSuspected = "terminal.card_testing_suspected",
+        /// The terminal's decline rate calmed.
+        TerminalCardTestingEnded = "terminal.card_testing_ended",
     }
 );
 

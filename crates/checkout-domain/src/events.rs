@@ -44,11 +44,17 @@ pub enum EventType {
     /// A dispute was decided: the event names it with its outcome (`Won`, `Lost`,
     /// `InquiryClosed`).
     PaymentDisputeClosed,
+    /// The card-testing guard saw the terminal's decline rate spike: its pages challenge
+    /// every payer until it calms. The event's session is the post that saw the spike.
+    TerminalCardTestingSuspected,
+    /// The terminal's decline rate calmed (or the operator cleared it): its pages no longer
+    /// challenge every payer. The event's session is the post that saw the calm.
+    TerminalCardTestingEnded,
 }
 
 impl EventType {
     /// Every type.
-    pub const ALL: [EventType; 13] = [
+    pub const ALL: [EventType; 15] = [
         EventType::PaymentSucceeded,
         EventType::PaymentAuthorized,
         EventType::PaymentFailed,
@@ -62,6 +68,8 @@ impl EventType {
         EventType::PaymentAuthorizationExpired,
         EventType::PaymentDisputeOpened,
         EventType::PaymentDisputeClosed,
+        EventType::TerminalCardTestingSuspected,
+        EventType::TerminalCardTestingEnded,
     ];
 
     /// The name on the wire, e.g. `payment.succeeded`.
@@ -80,6 +88,8 @@ impl EventType {
             EventType::PaymentAuthorizationExpired => "payment.authorization_expired",
             EventType::PaymentDisputeOpened => "payment.dispute_opened",
             EventType::PaymentDisputeClosed => "payment.dispute_closed",
+            EventType::TerminalCardTestingSuspected => "terminal.card_testing_suspected",
+            EventType::TerminalCardTestingEnded => "terminal.card_testing_ended",
         }
     }
 

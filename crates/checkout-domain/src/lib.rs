@@ -5,6 +5,7 @@ pub mod card;
 pub mod environment;
 pub mod error;
 pub mod events;
+pub mod guard;
 pub mod ports;
 pub mod session;
 pub mod terminal;

@@ -149,6 +149,7 @@ fn pay_view(items: usize) -> PayView {
         banner: None,
         holder: String::new(),
         expiry: String::new(),
+        proof: None,
     }
 }
 

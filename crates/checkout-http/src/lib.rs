@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod card_guard;
 pub mod client_address;
 pub mod dto;
 pub mod health;

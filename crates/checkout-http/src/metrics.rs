@@ -24,6 +24,11 @@ pub const REQUEST_DURATION: &str = "checkout_http_request_duration_seconds";
 /// refused: `bad_signature`, `stale`, `malformed`, `not_configured`).
 pub const PROCESSOR_EVENTS_TOTAL: &str = "checkout_processor_events_total";
 
+/// Counter: card posts screened by the card-testing guard, by `rule` (`none`, `session`,
+/// `address`, `card`, `terminal`, `proof`) and `outcome` (`allowed`, `passed`,
+/// `challenged`, `refused`). No card data, address or session is ever a label.
+pub const CARD_GUARD_DECISIONS_TOTAL: &str = "checkout_card_guard_decisions_total";
+
 /// The route label of a request that matched no route.
 pub const UNMATCHED_ROUTE: &str = "unmatched";
 

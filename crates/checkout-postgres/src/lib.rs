@@ -4,6 +4,7 @@ mod attempt_combining;
 mod attempt_writes;
 mod availability;
 mod card_attempts;
+mod card_guard;
 mod clients;
 mod combining;
 pub mod counters;

@@ -281,6 +281,47 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// The card-testing guard: one row per processor answer to a card post (keyed hashes
+    /// only).
+    card_guard_answers (id) {
+        /// Insertion order.
+        id -> BigInt,
+        /// The session's terminal.
+        terminal_number -> Text,
+        /// The session posted to.
+        session_id -> Uuid,
+        /// HMAC of the client's address, when known.
+        address_key -> Nullable<Text>,
+        /// HMAC of the card number.
+        card_key -> Nullable<Text>,
+        /// Whether the processor declined the card.
+        declined -> Bool,
+        /// When the processor answered.
+        answered_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    /// Proofs of work spent, each once.
+    card_guard_proofs (id) {
+        /// The challenge's signature.
+        id -> Text,
+        /// When it stops being valid.
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    /// Terminals flagged as under card testing.
+    card_guard_alerts (terminal_number) {
+        /// The terminal.
+        terminal_number -> Text,
+        /// Since its `terminal.card_testing_suspected`.
+        since -> Timestamptz,
+    }
+}
+
 diesel::joinable!(oauth_clients -> terminals (terminal_number));
 diesel::joinable!(payment_disputes -> payment_sessions (session_id));
 diesel::joinable!(payment_sessions -> terminals (terminal_number));
@@ -303,4 +344,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     idempotency_keys,
     processor_notices,
     payment_disputes,
+    card_guard_answers,
+    card_guard_proofs,
+    card_guard_alerts,
 );

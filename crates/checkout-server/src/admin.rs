@@ -113,6 +113,17 @@ pub enum Command {
         /// The endpoint.
         id: String,
     },
+    /// Show a terminal's card-testing guard state.
+    ShowGuard {
+        /// The terminal.
+        terminal: String,
+    },
+    /// Clear a terminal's card-testing guard state: forget its recorded answers and lower its
+    /// alert.
+    ClearGuard {
+        /// The terminal.
+        terminal: String,
+    },
 }
 
 impl Command {
@@ -201,6 +212,12 @@ impl Command {
             ["webhook", "enable", terminal, id] => Command::EnableWebhook {
                 terminal: (*terminal).to_owned(),
                 id: (*id).to_owned(),
+            },
+            ["guard", "show", terminal] => Command::ShowGuard {
+                terminal: (*terminal).to_owned(),
+            },
+            ["guard", "clear", terminal] => Command::ClearGuard {
+                terminal: (*terminal).to_owned(),
             },
             _ => return Err(format!("unknown command: {}", words.join(" "))),
         };
@@ -334,6 +351,33 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
             run_webhook(settings, store, command, &mut out).await?;
         }
         Command::Migrate => writeln!(out, "migrations applied")?,
+        Command::ShowGuard { terminal } => {
+            use checkout_domain::ports::CardGuard;
+            let number = terminal_number(&terminal)?;
+            let policy = settings.guard.policy();
+            let state = store
+                .terminal_state(&number, &policy.windows, time::OffsetDateTime::now_utc())
+                .await?;
+            let minutes = policy.windows.terminal.whole_minutes();
+            writeln!(out, "terminal: {number}")?;
+            writeln!(
+                out,
+                "card_testing_suspected: {}",
+                if state.alerted { "yes" } else { "no" }
+            )?;
+            writeln!(out, "answers_last_{minutes}_min: {}", state.posts)?;
+            writeln!(out, "declines_last_{minutes}_min: {}", state.declines)?;
+            writeln!(out, "declines_counted: {}", state.declines_kept)?;
+        }
+        Command::ClearGuard { terminal } => {
+            use checkout_domain::ports::CardGuard;
+            let number = terminal_number(&terminal)?;
+            let forgotten = store.clear_terminal(&number).await?;
+            writeln!(
+                out,
+                "cleared the card-testing guard of {number}: {forgotten} answers forgotten, alert lowered"
+            )?;
+        }
         Command::CreateTerminal { number, name } => {
             store
                 .create_terminal(&Terminal {

@@ -80,6 +80,14 @@ impl Application {
             processing_wait: Duration::from_millis(
                 settings.processor.timeout_ms.saturating_mul(3) + 1000,
             ),
+            proof_of_work: settings.guard.enabled.then(|| {
+                let policy = settings.guard.policy();
+                checkout_http::card_guard::ProofOfWork::new(
+                    &wired.guard_secret,
+                    policy.proof_max_number,
+                    policy.challenge_validity,
+                )
+            }),
         })?;
         let state = web::Data::new(AppState {
             checkout: wired.checkout,

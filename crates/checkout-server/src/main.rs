@@ -15,6 +15,7 @@
 //! checkout webhook add <terminal number> <url> [<event type>...]   prints the secret once
 //! checkout webhook list <terminal number>
 //! checkout webhook delete|rotate-secret|enable <terminal number> <endpoint id>
+//! checkout guard show|clear <terminal number>      the card-testing guard's state; clear it
 //! checkout migrate                                 apply database migrations and exit
 //! ```
 
@@ -37,6 +38,7 @@ const USAGE: &str = "usage: checkout serve
        checkout webhook add <terminal number> <url> [<event type>...]
        checkout webhook list <terminal number>
        checkout webhook delete|rotate-secret|enable <terminal number> <endpoint id>
+       checkout guard show|clear <terminal number>
        checkout migrate
 settings: CHECKOUT_CONFIG=<file.json>, CHECKOUT__SECTION__FIELD=value, DATABASE_URL (see README)";
 

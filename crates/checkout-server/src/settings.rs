@@ -429,6 +429,122 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     /// Metrics.
     pub metrics: MetricsSettings,
+    /// The card-testing guard.
+    pub guard: GuardSettings,
+}
+
+/// The card-testing guard (`CHECKOUT__GUARD__*`): thresholds and windows; their defaults are
+/// justified in `docs/decisions/0014-card-testing-guard.md`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct GuardSettings {
+    /// On by default; off only for a load test of the processor path.
+    pub enabled: bool,
+    /// The secret of the card fingerprints, address keys and proof-of-work signatures (at
+    /// least 32 characters, the same on every instance); by default derived from the signing
+    /// key (a sandbox's is generated and kept in its data folder on first start).
+    pub secret: Option<SecretString>,
+    /// Declines per client address are counted over this many minutes.
+    pub address_window_minutes: u32,
+    /// One card's declining sessions and terminals are counted over this many hours.
+    pub card_window_hours: u32,
+    /// A terminal's decline rate is taken over this many minutes.
+    pub terminal_window_minutes: u32,
+    /// Declines in one session from which its posts are challenged.
+    pub session_challenge: u32,
+    /// Declines from one address from which its posts are challenged.
+    pub address_challenge: u32,
+    /// Declines from one address from which its posts are refused (429).
+    pub address_refuse: u32,
+    /// Sessions (or terminals) that declined one card from which it is refused everywhere.
+    pub card_refuse: u32,
+    /// A terminal spikes with at least this many declines in its window ...
+    pub terminal_min_declines: u32,
+    /// ... making at least this percentage of its processor answers.
+    pub terminal_rate_percent: u32,
+    /// How long a proof-of-work challenge may be answered, seconds.
+    pub challenge_validity_seconds: u32,
+    /// The challenge's number range: a browser tries half of it on average.
+    pub proof_max_number: u64,
+}
+
+impl Default for GuardSettings {
+    fn default() -> Self {
+        let p = checkout_domain::guard::GuardPolicy::default();
+        GuardSettings {
+            enabled: true,
+            secret: None,
+            address_window_minutes: 60,
+            card_window_hours: 24,
+            terminal_window_minutes: 15,
+            session_challenge: p.session_challenge,
+            address_challenge: p.address_challenge,
+            address_refuse: p.address_refuse,
+            card_refuse: p.card_refuse,
+            terminal_min_declines: p.terminal_min_declines,
+            terminal_rate_percent: p.terminal_rate_percent,
+            challenge_validity_seconds: 600,
+            proof_max_number: p.proof_max_number,
+        }
+    }
+}
+
+impl GuardSettings {
+    /// The domain's policy of these settings.
+    pub fn policy(&self) -> checkout_domain::guard::GuardPolicy {
+        use time::Duration;
+        checkout_domain::guard::GuardPolicy {
+            windows: checkout_domain::guard::GuardWindows {
+                address: Duration::minutes(i64::from(self.address_window_minutes)),
+                card: Duration::hours(i64::from(self.card_window_hours)),
+                terminal: Duration::minutes(i64::from(self.terminal_window_minutes)),
+            },
+            session_challenge: self.session_challenge,
+            address_challenge: self.address_challenge,
+            address_refuse: self.address_refuse,
+            card_refuse: self.card_refuse,
+            terminal_min_declines: self.terminal_min_declines,
+            terminal_rate_percent: self.terminal_rate_percent,
+            challenge_validity: Duration::seconds(i64::from(self.challenge_validity_seconds)),
+            proof_max_number: self.proof_max_number,
+        }
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        let week_minutes = 7 * 24 * 60;
+        if self.address_window_minutes == 0
+            || self.terminal_window_minutes == 0
+            || self.card_window_hours == 0
+            || self.address_window_minutes > week_minutes
+            || self.terminal_window_minutes > week_minutes
+            || self.card_window_hours > 7 * 24
+        {
+            bail!(
+                "CHECKOUT__GUARD__*_WINDOW_*: each window is between one minute (hour) and 7 days"
+            );
+        }
+        let thresholds = [
+            self.session_challenge,
+            self.address_challenge,
+            self.card_refuse,
+            self.terminal_min_declines,
+        ];
+        if thresholds.contains(&0) || self.address_refuse < self.address_challenge {
+            bail!("CHECKOUT__GUARD__*: thresholds are at least 1, and ADDRESS_REFUSE is at least ADDRESS_CHALLENGE");
+        }
+        if self.terminal_rate_percent > 100
+            || self.proof_max_number == 0
+            || self.challenge_validity_seconds == 0
+        {
+            bail!("CHECKOUT__GUARD__TERMINAL_RATE_PERCENT is at most 100; PROOF_MAX_NUMBER and CHALLENGE_VALIDITY_SECONDS are at least 1");
+        }
+        if let Some(secret) = &self.secret {
+            if secrecy::ExposeSecret::expose_secret(secret).len() < 32 {
+                bail!("CHECKOUT__GUARD__SECRET must be at least 32 characters");
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Where Stripe sends payers for a 3DS challenge (`next_action.redirect_to_url`).
@@ -568,6 +684,7 @@ impl Default for Settings {
             security: SecuritySettings::default(),
             webhooks: WebhookSettings::default(),
             metrics: MetricsSettings::default(),
+            guard: GuardSettings::default(),
         }
     }
 }
@@ -630,6 +747,7 @@ impl Settings {
     }
 
     fn validate(&self) -> anyhow::Result<()> {
+        self.guard.validate()?;
         if self.environment == Environment::Production {
             if self.database.url.is_none() {
                 bail!("production needs DATABASE_URL (or CHECKOUT__DATABASE__URL)");

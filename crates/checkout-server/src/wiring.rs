@@ -6,7 +6,8 @@ use anyhow::Context;
 use checkout_domain::ports::{CardProcessor, ProcessorNotices};
 use checkout_domain::ports::{ClientStore, IdentityProvider};
 use checkout_domain::usecases::{
-    ExpiryBounds, IdempotencyPolicy, ReconcilePolicy, WebhookPolicy, WebhookPorts, Webhooks,
+    CardGuardSetup, ExpiryBounds, IdempotencyPolicy, ReconcilePolicy, WebhookPolicy, WebhookPorts,
+    Webhooks,
 };
 use checkout_domain::values::CallbackRule;
 use checkout_domain::webhooks::{CircuitPolicy, FairShare, RedeliveryLimits};
@@ -38,6 +39,9 @@ pub struct Wired {
     /// The pages' CSRF secret, derived from the signing key so that every instance sharing
     /// the key accepts the others' forms, and a restart keeps open pages valid.
     pub csrf_secret: [u8; 32],
+    /// The card-testing guard's secret (fingerprints, address keys, proof-of-work
+    /// signatures): the setting's, else derived from the signing key.
+    pub guard_secret: [u8; 32],
 }
 
 /// 32 bytes derived from the signing key for one `purpose` (HMAC-SHA256 keyed by the key).
@@ -190,6 +194,18 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     let key = signing_key(settings)?;
     let webhooks = wire_webhooks(settings, &key, store.clone())?;
     let csrf_secret = derive_secret(&key, "hosted-checkout pages csrf v1");
+    let guard_secret = match &settings.guard.secret {
+        Some(secret) => {
+            let digest = ring::digest::digest(
+                &ring::digest::SHA256,
+                secrecy::ExposeSecret::expose_secret(secret).as_bytes(),
+            );
+            let mut out = [0u8; 32];
+            out.copy_from_slice(digest.as_ref());
+            out
+        }
+        None => derive_secret(&key, "hosted-checkout card guard v1"),
+    };
     let keys = KeySet::new(key);
     let (identity, jwks) = identity(settings, keys, Arc::new(store.clone()))?;
     let identity: Arc<dyn IdentityProvider> = Arc::new(MeteredIdentity::new(identity));
@@ -263,7 +279,7 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
     });
 
     let store = Arc::new(store);
-    let checkout = Checkout::new(
+    let mut checkout = Checkout::new(
         Ports {
             sessions: store.clone(),
             attempts: store.clone(),
@@ -282,11 +298,19 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         },
         policy,
     );
+    if settings.guard.enabled {
+        checkout = checkout.with_card_guard(CardGuardSetup {
+            store: store.clone(),
+            keys: Arc::new(checkout_http::card_guard::HmacGuardKeys::new(&guard_secret)),
+            policy: settings.guard.policy(),
+        });
+    }
     Ok(Wired {
         checkout,
         webhooks,
         jwks,
         csrf_secret,
+        guard_secret,
     })
 }
 

@@ -2,6 +2,7 @@
 //! them; every doc comment says what every implementation MUST do.
 
 mod attempts;
+mod card_guard;
 mod events;
 mod idempotency;
 mod identity;
@@ -17,6 +18,7 @@ mod webhooks;
 /// The mark of an adapter error that means "cannot be reached right now" (answered 503).
 pub use crate::error::Unreachable;
 pub use attempts::{AttemptChange, AttemptLedger, Recorded};
+pub use card_guard::{CardGuard, GuardKeys};
 pub use events::EventLog;
 pub use idempotency::{Claim, ClaimTimes, ClaimToken, HeldKey, IdempotencyStore, SavedResponse};
 pub use identity::{ClientStore, IdentityError, IdentityProvider, ProviderUnavailable};

@@ -170,3 +170,34 @@ impl crate::ports::ProcessorNotices for NoProcessorEvents {
         Err(crate::ports::NoticeRejected::NotConfigured)
     }
 }
+
+/// Keyed hashes for tests: SipHash under a fixed key, spread to 64 hex digits. Not a MAC
+/// (the production adapter is HMAC-SHA256); it keeps the same shape and the same promise
+/// that one card or one address gives one key.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PlainGuardKeys;
+
+impl PlainGuardKeys {
+    fn hash(kind: &str, value: &str) -> String {
+        use std::hash::{Hash, Hasher};
+        (0..4u8)
+            .map(|i| {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                (kind, value, i).hash(&mut h);
+                format!("{:016x}", h.finish())
+            })
+            .collect()
+    }
+}
+
+impl crate::ports::GuardKeys for PlainGuardKeys {
+    fn card(&self, number: &crate::card::CardNumber) -> crate::guard::CardFingerprint {
+        crate::guard::CardFingerprint::parse(&Self::hash("card", number.expose_digits()))
+            .unwrap_or_else(|_| unreachable!())
+    }
+
+    fn address(&self, address: std::net::IpAddr) -> crate::guard::AddressKey {
+        crate::guard::AddressKey::parse(&Self::hash("address", &address.to_string()))
+            .unwrap_or_else(|_| unreachable!())
+    }
+}

@@ -1,6 +1,6 @@
 //! In-memory stores: sessions with attempts, terminals, OAuth clients.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -9,10 +9,11 @@ use time::OffsetDateTime;
 
 use crate::auth::{OAuthClient, Role};
 use crate::events::{EventCursor, EventSubject, EventType, PaymentEvent};
+use crate::guard::{GuardCounts, GuardSubject, GuardWindows, TerminalCaps, TerminalGuardState};
 use crate::ports::{
-    ActionBegun, AttemptChange, AttemptLedger, ClientStore, DisputeLedger, DisputeRecorded,
-    EventLog, InsertError, NoticeStore, Recorded, Reservation, ReversalLedger, SessionMove,
-    SessionRepository, Sweeps, TerminalDirectory,
+    ActionBegun, AttemptChange, AttemptLedger, CardGuard, ClientStore, DisputeLedger,
+    DisputeRecorded, EventLog, InsertError, NoticeStore, Recorded, Reservation, ReversalLedger,
+    SessionMove, SessionRepository, Sweeps, TerminalDirectory,
 };
 use crate::session::{
     AttemptState, CardAttempt, Dispute, HoldAction, LedgerState, PaymentAttempt, PaymentSession,
@@ -34,6 +35,9 @@ struct Tables {
     events: Vec<PaymentEvent>,
     notices: HashMap<String, OffsetDateTime>,
     disputes: Vec<Dispute>,
+    guard_answers: Vec<(GuardSubject, bool, OffsetDateTime)>,
+    guard_proofs: HashMap<String, OffsetDateTime>,
+    guard_alerts: HashSet<TerminalNumber>,
 }
 
 impl Tables {
@@ -819,5 +823,129 @@ impl DisputeLedger for InMemorySessions {
 
     async fn disputes(&self, session: SessionId) -> anyhow::Result<Vec<Dispute>> {
         Ok(lock(&self.tables).disputes_of(session))
+    }
+}
+
+/// Count of `items`, as the guard's counts hold it.
+fn count<T>(items: impl Iterator<Item = T>) -> u32 {
+    u32::try_from(items.count()).unwrap_or(u32::MAX)
+}
+
+#[async_trait]
+impl CardGuard for InMemorySessions {
+    async fn record_outcome(
+        &self,
+        subject: &GuardSubject,
+        declined: bool,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<()> {
+        lock(&self.tables)
+            .guard_answers
+            .push((subject.clone(), declined, at));
+        Ok(())
+    }
+
+    async fn counts(
+        &self,
+        subject: &GuardSubject,
+        windows: &GuardWindows,
+        _caps: &TerminalCaps,
+        now: OffsetDateTime,
+    ) -> anyhow::Result<GuardCounts> {
+        // Exact counts: the caps only allow a store to stop early.
+        let t = lock(&self.tables);
+        let declines = || t.guard_answers.iter().filter(|(_, d, _)| *d);
+        let within = |at: &OffsetDateTime, w: time::Duration| *at > now - w;
+        let card_declines = || {
+            declines().filter(|(s, _, at)| {
+                subject.card.is_some() && s.card == subject.card && within(at, windows.card)
+            })
+        };
+        let card_sessions: HashSet<SessionId> = card_declines().map(|(s, ..)| s.session).collect();
+        let card_terminals: HashSet<&TerminalNumber> =
+            card_declines().map(|(s, ..)| &s.terminal).collect();
+        let terminal_answers = || {
+            t.guard_answers
+                .iter()
+                .filter(|(s, _, at)| s.terminal == subject.terminal && within(at, windows.terminal))
+        };
+        Ok(GuardCounts {
+            session_declines: count(declines().filter(|(s, ..)| s.session == subject.session)),
+            address_declines: count(declines().filter(|(s, _, at)| {
+                subject.address.is_some()
+                    && s.address == subject.address
+                    && within(at, windows.address)
+            })),
+            card_sessions: count(card_sessions.iter()),
+            card_terminals: count(card_terminals.iter()),
+            terminal_posts: count(terminal_answers()),
+            terminal_declines: count(terminal_answers().filter(|(_, d, _)| *d)),
+            terminal_alerted: t.guard_alerts.contains(&subject.terminal),
+        })
+    }
+
+    async fn spend_proof(
+        &self,
+        id: &str,
+        expires_at: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        t.guard_proofs.retain(|_, until| *until > now);
+        Ok(t.guard_proofs.insert(id.to_owned(), expires_at).is_none())
+    }
+
+    async fn set_alert(
+        &self,
+        terminal: &TerminalNumber,
+        alerted: bool,
+        session: SessionId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        let changed = if alerted {
+            t.guard_alerts.insert(terminal.clone())
+        } else {
+            t.guard_alerts.remove(terminal)
+        };
+        if changed {
+            let kind = if alerted {
+                EventType::TerminalCardTestingSuspected
+            } else {
+                EventType::TerminalCardTestingEnded
+            };
+            t.write_event(session, kind, at);
+        }
+        Ok(changed)
+    }
+
+    async fn terminal_state(
+        &self,
+        terminal: &TerminalNumber,
+        windows: &GuardWindows,
+        now: OffsetDateTime,
+    ) -> anyhow::Result<TerminalGuardState> {
+        let t = lock(&self.tables);
+        let longest = windows.address.max(windows.card).max(windows.terminal);
+        let of_terminal = || {
+            t.guard_answers
+                .iter()
+                .filter(|(s, ..)| &s.terminal == terminal)
+        };
+        let recent = || of_terminal().filter(|(_, _, at)| *at > now - windows.terminal);
+        Ok(TerminalGuardState {
+            alerted: t.guard_alerts.contains(terminal),
+            posts: count(recent()),
+            declines: count(recent().filter(|(_, d, _)| *d)),
+            declines_kept: count(of_terminal().filter(|(_, d, at)| *d && *at > now - longest)),
+        })
+    }
+
+    async fn clear_terminal(&self, terminal: &TerminalNumber) -> anyhow::Result<u64> {
+        let mut t = lock(&self.tables);
+        let before = t.guard_answers.len();
+        t.guard_answers.retain(|(s, ..)| &s.terminal != terminal);
+        t.guard_alerts.remove(terminal);
+        Ok((before - t.guard_answers.len()) as u64)
     }
 }

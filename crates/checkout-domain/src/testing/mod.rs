@@ -10,7 +10,10 @@ mod idempotency;
 mod memory;
 mod processor;
 
-pub use fakes::{FakeIdentity, ManualClock, NoProcessorEvents, SequentialIds, FAKE_TOKEN_LIFETIME};
+pub use fakes::{
+    FakeIdentity, ManualClock, NoProcessorEvents, PlainGuardKeys, SequentialIds,
+    FAKE_TOKEN_LIFETIME,
+};
 pub use idempotency::InMemoryIdempotency;
 pub use memory::{InMemoryClients, InMemorySessions, InMemoryTerminals};
 pub use processor::{approved, FakeProcessor, Scripted};
@@ -107,6 +110,18 @@ impl TestKit {
             max_card_attempts: MaxCardAttempts::SPEC,
             capture_method: crate::terminal::CaptureMethod::Automatic,
         });
+    }
+
+    /// The kit with the card-testing guard on (the session store keeps its counts), under
+    /// `policy`.
+    pub fn guarded(mut self, policy: crate::guard::GuardPolicy) -> Self {
+        let guard = crate::usecases::CardGuardSetup {
+            store: self.sessions.clone(),
+            keys: Arc::new(PlainGuardKeys),
+            policy,
+        };
+        self.checkout = self.checkout.with_card_guard(guard);
+        self
     }
 
     /// Sets the `maxCardAttempts` of a provisioned terminal.

@@ -28,7 +28,7 @@ pub use hold_actions::ActionDone;
 pub use idempotent_create::{Finality, IdempotencyPolicy, IdempotentAnswer, IdempotentRequest};
 pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
 pub use open_page::HostedPage;
-pub use process_payment::{CardPost, PaymentOutcome, PaymentResult};
+pub use process_payment::{CardPost, GuardedPost, PaymentOutcome, PaymentResult};
 pub use processor_notices::{NoticeOutcome, NOTICE_MEMORY};
 pub use reconcile::{ReconcilePolicy, ReconcileReport};
 pub use refund_payment::RefundDone;
@@ -44,10 +44,11 @@ use time::{Duration, OffsetDateTime};
 use url::Url;
 
 use crate::error::{CheckoutError, SvcCode, ValidationErrors};
+use crate::guard::GuardPolicy;
 use crate::ports::{
-    AttemptLedger, CardProcessor, Clock, DisputeLedger, EventLog, IdGenerator, IdempotencyStore,
-    IdentityProvider, NoticeStore, ProcessorNotices, ReversalLedger, SessionRepository, Sweeps,
-    TerminalDirectory,
+    AttemptLedger, CardGuard, CardProcessor, Clock, DisputeLedger, EventLog, GuardKeys,
+    IdGenerator, IdempotencyStore, IdentityProvider, NoticeStore, ProcessorNotices, ReversalLedger,
+    SessionRepository, Sweeps, TerminalDirectory,
 };
 use crate::session::{IllegalTransition, PaymentSession, SessionEvent, SessionState};
 use crate::values::{Amount, AmountError, CallbackRule, SessionId};
@@ -237,12 +238,66 @@ impl CheckoutPolicy {
 pub struct Checkout {
     ports: Ports,
     policy: CheckoutPolicy,
+    guard: Option<CardGuardSetup>,
+}
+
+/// The card-testing guard's adapters and rules.
+#[derive(Clone)]
+pub struct CardGuardSetup {
+    /// The shared counts.
+    pub store: Arc<dyn CardGuard>,
+    /// The keyed hashes of cards and addresses.
+    pub keys: Arc<dyn GuardKeys>,
+    /// Thresholds and windows.
+    pub policy: GuardPolicy,
 }
 
 impl Checkout {
     /// Wires the use cases to their adapters.
     pub fn new(ports: Ports, policy: CheckoutPolicy) -> Self {
-        Checkout { ports, policy }
+        Checkout {
+            ports,
+            policy,
+            guard: None,
+        }
+    }
+
+    /// Screens every card post of the pages with the card-testing guard `guard`.
+    pub fn with_card_guard(mut self, guard: CardGuardSetup) -> Self {
+        self.guard = Some(guard);
+        self
+    }
+
+    /// The card-testing guard, when one is wired.
+    pub fn card_guard(&self) -> Option<&CardGuardSetup> {
+        self.guard.as_ref()
+    }
+
+    /// The operator's view of `terminal`'s guard state; `None` when no guard is wired.
+    pub async fn terminal_guard_state(
+        &self,
+        terminal: &crate::values::TerminalNumber,
+    ) -> anyhow::Result<Option<crate::guard::TerminalGuardState>> {
+        let Some(guard) = &self.guard else {
+            return Ok(None);
+        };
+        let state = guard
+            .store
+            .terminal_state(terminal, &guard.policy.windows, self.now())
+            .await?;
+        Ok(Some(state))
+    }
+
+    /// The operator's clear of `terminal`: forgets its recorded answers and lowers its flag.
+    /// Returns how many answers were forgotten (0 when no guard is wired).
+    pub async fn clear_terminal_guard(
+        &self,
+        terminal: &crate::values::TerminalNumber,
+    ) -> anyhow::Result<u64> {
+        match &self.guard {
+            Some(guard) => guard.store.clear_terminal(terminal).await,
+            None => Ok(0),
+        }
     }
 
     /// The business settings.

@@ -5,8 +5,14 @@ use std::collections::BTreeMap;
 
 use super::settle::Answer;
 use super::{Checkout, HostedPage};
+use std::net::IpAddr;
+
+use time::OffsetDateTime;
+
+use super::CardGuardSetup;
 use crate::card::{CardField, CardFieldError, CardInput};
 use crate::error::{CheckoutError, SvcCode};
+use crate::guard::{GuardAction, GuardRule, GuardSubject, ProofCheck, Verdict};
 use crate::ports::ProcessorError;
 use crate::session::{AttemptState, PaymentAttempt, PaymentSession, SessionFlow, SessionState};
 use crate::terminal::Terminal;
@@ -44,6 +50,9 @@ pub enum PaymentResult {
     /// or the answer was about an attempt that is no longer current; nothing was sent to the
     /// processor for this one. The session shows where it stands.
     AlreadyHandled,
+    /// The card-testing guard held the post back ([`GuardAction::Challenged`] or
+    /// [`GuardAction::Refused`]): nothing was sent to the processor; the session is Pending.
+    Guarded(GuardAction),
 }
 
 impl PaymentResult {
@@ -74,6 +83,28 @@ pub struct CardPost {
     pub page: HostedPage,
     /// How the step ended, or the card fields that failed the checks (nothing was sent).
     pub result: Result<PaymentResult, BTreeMap<CardField, CardFieldError>>,
+    /// What the card-testing guard did, when it screened the post (a post whose fields failed
+    /// the checks, or of a session that is not Pending, is not screened).
+    pub guard: Option<GuardAction>,
+}
+
+/// What the page knows of a card post besides the card: where it came from and the proof of
+/// work sent with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardedPost {
+    /// The client's address, as the trusted-proxy rules resolve it.
+    pub address: Option<IpAddr>,
+    /// The proof of work sent with the post.
+    pub proof: ProofCheck,
+}
+
+impl Default for GuardedPost {
+    fn default() -> Self {
+        GuardedPost {
+            address: None,
+            proof: ProofCheck::Absent,
+        }
+    }
 }
 
 impl Checkout {
@@ -93,6 +124,22 @@ impl Checkout {
         id: SessionId,
         input: &CardInput,
     ) -> Result<CardPost, CheckoutError> {
+        self.process_card(id, input, &GuardedPost::default()).await
+    }
+
+    /// [`process_payment`](Self::process_payment) screened by the card-testing guard (when
+    /// one is wired): after the card's fields pass their checks and before anything is sent,
+    /// the guard's counts decide ([`GuardPolicy::decide`](crate::guard::GuardPolicy::decide));
+    /// a challenged post without a valid, unspent proof bound to the session, and a refused
+    /// post, end [`PaymentResult::Guarded`] with nothing sent. The processor's answer (a
+    /// decline or not) is then recorded. A guard that cannot be read fails closed: SVC-less
+    /// [`CheckoutError::Unavailable`] (503), nothing sent.
+    pub async fn process_card(
+        &self,
+        id: SessionId,
+        input: &CardInput,
+        post: &GuardedPost,
+    ) -> Result<CardPost, CheckoutError> {
         // The session without its items and charges, with its terminal (one statement for a
         // session that has had no card yet): a post that settles the payment shows no order;
         // the outcomes that show the form again read the whole session (`with_order`).
@@ -107,6 +154,7 @@ impl Checkout {
             return Ok(CardPost {
                 page,
                 result: Ok(PaymentResult::AlreadyHandled),
+                guard: None,
             });
         }
         let now = self.now();
@@ -116,9 +164,28 @@ impl Checkout {
                 return Ok(CardPost {
                     page: self.with_order(page).await?,
                     result: Err(errors),
+                    guard: None,
                 })
             }
         };
+        let mut screened = None;
+        if let Some(guard) = &self.guard {
+            let subject = GuardSubject {
+                terminal: page.session.terminal.clone(),
+                session: id,
+                address: post.address.map(|a| guard.keys.address(a)),
+                card: Some(guard.keys.card(&card.number)),
+            };
+            let action = screen(guard, &subject, &post.proof, now).await?;
+            if matches!(action, GuardAction::Challenged(_) | GuardAction::Refused(_)) {
+                return Ok(CardPost {
+                    page: self.with_order(page).await?,
+                    result: Ok(PaymentResult::Guarded(action)),
+                    guard: Some(action),
+                });
+            }
+            screened = Some((guard, subject, action));
+        }
         let attempt_id = self.ports.ids.attempt_id();
         let payment_method = match self.ports.processor.tokenize(attempt_id, &card).await {
             Ok(reference) => reference,
@@ -131,6 +198,7 @@ impl Checkout {
                 return Ok(CardPost {
                     page: self.with_order(page).await?,
                     result: Ok(PaymentResult::Retry { code }),
+                    guard: screened.map(|(_, _, action)| action),
                 });
             }
         };
@@ -168,6 +236,7 @@ impl Checkout {
             return Ok(CardPost {
                 page,
                 result: Ok(PaymentResult::AlreadyHandled),
+                guard: None,
             });
         }
         let session = PaymentSession {
@@ -190,6 +259,19 @@ impl Checkout {
             )
             .await?;
         page.session = outcome.session;
+        let guard_action = screened.as_ref().map(|(_, _, action)| *action);
+        if let Some((guard, subject, _)) = screened {
+            let declined = match outcome.result {
+                PaymentResult::Declined { .. } => Some(true),
+                PaymentResult::Approved | PaymentResult::ChallengeRequired { .. } => Some(false),
+                _ => None,
+            };
+            if let Some(declined) = declined {
+                // The payment is decided: a failed record must not hide its outcome. The next
+                // post reads the store again, and fails closed if it still cannot.
+                let _ = guard.store.record_outcome(&subject, declined, now).await;
+            }
+        }
         // Still Pending (the processor asked to retry, or declined a card the terminal lets
         // the payer replace): the form is shown again.
         if page.session.state == SessionState::Pending {
@@ -198,6 +280,7 @@ impl Checkout {
         Ok(CardPost {
             page,
             result: Ok(outcome.result),
+            guard: guard_action,
         })
     }
 
@@ -255,4 +338,55 @@ impl Checkout {
         }
         Ok(HostedPage::of(session, terminal))
     }
+}
+
+/// The guard's decision for `subject` at `now` with `proof`, raising or lowering the
+/// terminal's alert as its decline rate says. Any failure of the store is
+/// [`CheckoutError::Unavailable`]: the post fails closed.
+async fn screen(
+    guard: &CardGuardSetup,
+    subject: &GuardSubject,
+    proof: &ProofCheck,
+    now: OffsetDateTime,
+) -> Result<GuardAction, CheckoutError> {
+    let closed = |e: anyhow::Error| CheckoutError::Unavailable(e.context("the card-testing guard"));
+    let counts = guard
+        .store
+        .counts(
+            subject,
+            &guard.policy.windows,
+            &guard.policy.terminal_caps(),
+            now,
+        )
+        .await
+        .map_err(closed)?;
+    let spiking = guard.policy.terminal_spiking(&counts);
+    if spiking != counts.terminal_alerted {
+        guard
+            .store
+            .set_alert(&subject.terminal, spiking, subject.session, now)
+            .await
+            .map_err(closed)?;
+    }
+    Ok(match guard.policy.decide(&counts) {
+        Verdict::Allow => GuardAction::Allowed,
+        Verdict::Refuse(rule) => GuardAction::Refused(rule),
+        Verdict::Challenge(rule) => match proof {
+            ProofCheck::Absent | ProofCheck::Expired => GuardAction::Challenged(rule),
+            ProofCheck::Forged => GuardAction::Refused(GuardRule::Proof),
+            ProofCheck::Solved { id, expires_at } => {
+                if guard
+                    .store
+                    .spend_proof(id, *expires_at, now)
+                    .await
+                    .map_err(closed)?
+                {
+                    GuardAction::Passed(rule)
+                } else {
+                    // Replayed: spent already.
+                    GuardAction::Refused(GuardRule::Proof)
+                }
+            }
+        },
+    })
 }

@@ -41,3 +41,18 @@ mod notice_store {
 
     checkout_domain::notice_store_contract!(fresh());
 }
+
+/// The `CardGuard` contract against the same in-memory store.
+mod card_guard {
+    use std::sync::Arc;
+
+    use checkout_domain::testing::contract::card_guard::Store;
+    use checkout_domain::testing::InMemorySessions;
+
+    /// A fresh in-memory store (nothing to keep alive).
+    fn fresh() -> ((), Store) {
+        ((), Arc::new(InMemorySessions::default()))
+    }
+
+    checkout_domain::card_guard_contract!(fresh());
+}

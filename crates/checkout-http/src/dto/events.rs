@@ -19,8 +19,10 @@ pub struct EventBody {
     /// One of `payment.succeeded`, `payment.authorized`, `payment.failed`,
     /// `payment.expired`, `payment.cancelled`, `payment.captured`, `payment.voided`,
     /// `payment.refunded`, `payment.attempt_failed`, `payment.refund_failed`,
-    /// `payment.authorization_expired`, `payment.dispute_opened` and
-    /// `payment.dispute_closed`.
+    /// `payment.authorization_expired`, `payment.dispute_opened`,
+    /// `payment.dispute_closed`, and the card-testing guard's
+    /// `terminal.card_testing_suspected` and `terminal.card_testing_ended` (about the session
+    /// whose post saw the terminal's decline rate spike or calm).
     #[serde(rename = "type")]
     #[schema(value_type = EventTypeName)]
     pub kind: String,

@@ -38,6 +38,9 @@ pub enum Notice {
     Retype,
     /// An unexpected error; nothing the page knows of was charged.
     Unexpected,
+    /// The card-testing guard wants a proof of work with the next post: the form is shown
+    /// with a fresh challenge; nothing was charged and the card was not sent.
+    ChallengeRequired,
 }
 
 /// A card form to show again.
@@ -57,6 +60,10 @@ pub struct Flash {
     pub errors: Vec<(FieldCode, ErrorCode)>,
     /// The notice above the form.
     pub notice: Option<Notice>,
+    /// The form is shown with a card-testing guard challenge (a challenged payer who
+    /// mistyped keeps one), also without [`Notice::ChallengeRequired`].
+    #[serde(default)]
+    pub challenge: bool,
 }
 
 /// A card field as stored.
@@ -211,6 +218,26 @@ mod tests {
             FlashKey::new(&[8; 32]).read(&req, "session-a", &flash.id),
             None
         );
+    }
+
+    #[test]
+    fn a_challenge_notice_reads_back_and_a_flash_without_the_challenge_flag_has_none() {
+        let key = FlashKey::new(&[7; 32]);
+        let mut flash = FlashKey::start("s");
+        flash.notice = Some(Notice::ChallengeRequired);
+        let req = request_with(&key.cookie(&flash, true));
+        let read = key.read(&req, "s", &flash.id).expect("the flash");
+        assert_eq!(read.notice, Some(Notice::ChallengeRequired));
+        assert!(!read.challenge);
+        // A cookie signed before the flag existed still reads, unchallenged.
+        let mut old = serde_json::to_value(FlashKey::start("s")).unwrap_or_default();
+        old.as_object_mut().map(|o| o.remove("challenge"));
+        let body = URL_SAFE_NO_PAD.encode(old.to_string());
+        let mac = URL_SAFE_NO_PAD.encode(hmac::sign(&key.0, body.as_bytes()).as_ref());
+        let read = key
+            .decode(&format!("{body}.{mac}"))
+            .expect("an older flash");
+        assert!(!read.challenge && read.notice.is_none());
     }
 
     #[test]

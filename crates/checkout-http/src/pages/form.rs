@@ -22,6 +22,14 @@ pub struct PaymentForm {
     pub card_expiry: Option<String>,
     /// CVV.
     pub card_cvv: Option<String>,
+    /// The card-testing guard's proof of work: the challenge's salt.
+    pub pow_salt: Option<String>,
+    /// The challenge.
+    pub pow_challenge: Option<String>,
+    /// The challenge's signature.
+    pub pow_signature: Option<String>,
+    /// The number the page's script found.
+    pub pow_number: Option<String>,
 }
 
 impl std::fmt::Debug for PaymentForm {

@@ -144,6 +144,12 @@ pub struct Texts {
     pub processor_unreachable: &'static str,
     /// SVC_004 on the form.
     pub processor_refused: &'static str,
+    /// The card-testing guard asks the browser for a proof of work before sending the card.
+    pub guard_check: &'static str,
+    /// The card-testing guard refused the post (429).
+    pub guard_refused: &'static str,
+    /// What a refused payer can do.
+    pub guard_refused_next: &'static str,
     /// Approved.
     pub result_approved: &'static str,
     /// Declined (SVC_006).
@@ -299,6 +305,9 @@ pub const ES: Texts = Texts {
     bad_cvv: "El código debe tener 3 dígitos (4 en American Express).",
     processor_unreachable: "No pudimos comunicarnos con el procesador de tarjetas. No se realizó ningún cargo; intente de nuevo.",
     processor_refused: "El procesador de tarjetas no aceptó la solicitud. No se realizó ningún cargo; revise los datos e intente de nuevo.",
+    guard_check: "Por seguridad, su navegador hará una breve comprobación antes de enviar la tarjeta. No se realizó ningún cargo; escriba de nuevo los datos de la tarjeta.",
+    guard_refused: "Hubo demasiados intentos de pago rechazados. No se realizó ningún cargo y la tarjeta no se envió.",
+    guard_refused_next: "Intente de nuevo más tarde o use otro medio de pago.",
     result_approved: "Pago aprobado. ¡Gracias!",
     result_declined: "La tarjeta fue rechazada. No se realizó ningún cargo.",
     declined_try_another: "La tarjeta fue rechazada. No se realizó ningún cargo; puede pagar con otra tarjeta.",
@@ -391,6 +400,9 @@ pub const EN: Texts = Texts {
     bad_cvv: "The code must be 3 digits (4 for American Express).",
     processor_unreachable: "We could not reach the card processor. Nothing was charged; please try again.",
     processor_refused: "The card processor did not accept the request. Nothing was charged; check the details and try again.",
+    guard_check: "For security, your browser will run a short check before the card is sent. Nothing was charged; please enter the card details again.",
+    guard_refused: "There were too many declined payment attempts. Nothing was charged and the card was not sent.",
+    guard_refused_next: "Please try again later or use another payment method.",
     result_approved: "Payment approved. Thank you!",
     result_declined: "The card was declined. Nothing was charged.",
     declined_try_another: "The card was declined. Nothing was charged; you can pay with another card.",

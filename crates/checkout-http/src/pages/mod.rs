@@ -43,6 +43,8 @@ pub struct PagesConfig {
     /// How long a card submission that lost the race to another one for the same session
     /// waits for the winner's outcome before showing "processing".
     pub processing_wait: std::time::Duration,
+    /// The card-testing guard's proof of work (`None`: no guard, no challenge).
+    pub proof_of_work: Option<crate::card_guard::ProofOfWork>,
 }
 
 /// The pages' state: templates, CSRF key, settings.
@@ -55,6 +57,7 @@ pub struct Pages {
     own_challenge_page: bool,
     processor_origins: Vec<String>,
     processing_wait: std::time::Duration,
+    proof_of_work: Option<crate::card_guard::ProofOfWork>,
 }
 
 impl std::fmt::Debug for Pages {
@@ -79,6 +82,7 @@ impl Pages {
             own_challenge_page: config.own_challenge_page,
             processor_origins: config.processor_origins,
             processing_wait: config.processing_wait,
+            proof_of_work: config.proof_of_work,
         })
     }
 

@@ -7,6 +7,7 @@ use checkout_domain::usecases::HostedPage;
 
 use checkout_domain::card::CardField;
 use checkout_domain::SvcCode;
+use time::OffsetDateTime;
 
 use super::browser::{accept_language, browser_nonce, with_cookie};
 use super::error_page::error_page_about;
@@ -78,7 +79,8 @@ async fn open(
 /// The state of the form on the session's GET page: the form a card post left (its signed
 /// cookie, named by `form=`), or the notice a query parameter asks for (`declined=1` after a
 /// declined card or a failed challenge when the terminal allows another card; `retype=1` after
-/// a post whose token could not be used), else a clean form.
+/// a post whose token could not be used), else a clean form. A form the card-testing guard
+/// challenged carries a fresh proof-of-work challenge for this session.
 fn reshown_form(
     pages: &Pages,
     req: &HttpRequest,
@@ -105,12 +107,21 @@ fn reshown_form(
                 }
             })
             .collect();
+        // The card-testing guard asked for a proof of work (or the payer it challenged
+        // mistyped): a fresh challenge bound to this session.
+        let challenged = flash.challenge || flash.notice == Some(Notice::ChallengeRequired);
+        let proof = pages
+            .proof_of_work
+            .as_ref()
+            .filter(|_| challenged)
+            .map(|pow| pow.issue(page.session.id, OffsetDateTime::now_utc()));
         return FormState {
             errors,
             banner: flash.notice.map(|n| banner(n, lang)),
             holder: flash.holder,
             expiry: flash.expiry,
             form_id: Some(flash.id),
+            proof,
         };
     }
     let notice = if query.declined.is_some() {
@@ -151,6 +162,7 @@ fn banner(notice: Notice, lang: Lang) -> Banner {
         ),
         Notice::Retype => ("CSRF", Some(t.retype_heading), t.retype_text),
         Notice::Unexpected => ("ERROR", None, t.unexpected),
+        Notice::ChallengeRequired => ("GUARD_CHECK", None, t.guard_check),
     };
     Banner {
         code,
@@ -173,6 +185,8 @@ pub struct FormState {
     pub expiry: String,
     /// The id of the re-shown form (the language switch keeps it).
     pub form_id: Option<String>,
+    /// The card-testing guard's challenge the post must answer.
+    pub proof: Option<crate::card_guard::Challenge>,
 }
 
 /// The card form for `page` in the state `form`.
@@ -210,6 +224,7 @@ pub fn pay_form(
         banner: form.banner,
         holder: form.holder,
         expiry: form.expiry,
+        proof: form.proof,
         title_prefix,
     };
     let response = render::html(

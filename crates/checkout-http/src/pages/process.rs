@@ -8,15 +8,18 @@
 
 use std::time::{Duration, Instant};
 
+use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use checkout_domain::card::{CardExpiry, CardInput};
+use checkout_domain::guard::{GuardAction, ProofCheck};
 use checkout_domain::session::{PaymentSession, SessionState};
-use checkout_domain::usecases::{CardPost, PaymentResult};
+use checkout_domain::usecases::{CardPost, GuardedPost, PaymentResult};
 use checkout_domain::values::SessionId;
 use checkout_domain::{CheckoutError, SvcCode};
 use time::OffsetDateTime;
 
 use super::browser::{accept_language, csrf_ok, with_cookie};
+use super::error_page::error_page_about;
 use super::flash::{ErrorCode, FieldCode, Flash, FlashKey, Notice};
 use super::form::{self, PaymentForm};
 use super::i18n::Lang;
@@ -24,6 +27,7 @@ use super::load::{context_of, open_any, session_id};
 use super::navigate::{after_step, go_to_state, see_other};
 use super::render;
 use super::Pages;
+use crate::card_guard::Solution;
 use crate::AppState;
 
 /// Handles a card form submission: one use-case call, which reads the session once. Every
@@ -73,7 +77,34 @@ pub async fn process_payment(
         expiry: form.card_expiry.unwrap_or_default(),
         cvv: form.card_cvv.unwrap_or_default(),
     };
-    let post = state.checkout.process_payment(id, &input).await;
+    let solution = Solution {
+        salt: form.pow_salt.unwrap_or_default(),
+        challenge: form.pow_challenge.unwrap_or_default(),
+        signature: form.pow_signature.unwrap_or_default(),
+        number: form.pow_number.unwrap_or_default(),
+    };
+    let guarded = GuardedPost {
+        address: state.trusted_proxies.client_of(&req),
+        proof: pages
+            .proof_of_work
+            .as_ref()
+            .map_or(ProofCheck::Absent, |pow| {
+                pow.check(&solution, id, OffsetDateTime::now_utc())
+            }),
+    };
+    let post = state.checkout.process_card(id, &input, &guarded).await;
+    if let Ok(CardPost {
+        guard: Some(action),
+        ..
+    }) = &post
+    {
+        metrics::counter!(
+            crate::metrics::CARD_GUARD_DECISIONS_TOTAL,
+            "rule" => action.rule(),
+            "outcome" => action.outcome()
+        )
+        .increment(1);
+    }
     let expiry = match &post {
         Ok(CardPost { result: Err(_), .. }) => {
             CardExpiry::parse(&input.expiry, OffsetDateTime::now_utc())
@@ -87,6 +118,23 @@ pub async fn process_payment(
     kept.holder = holder;
     let post = match post {
         Ok(post) => post,
+        // Fail closed: the store (and with it the card-testing guard's counts) could not be
+        // read, so nothing was processed. A direct 503 page: a redirect would only meet the
+        // same outage, and there is nothing to keep a reload from repeating.
+        Err(e) if crate::problem::is_temporarily_unavailable(&e) => {
+            tracing::warn!(error = %e, "card post: dependency unavailable, nothing processed");
+            let context = context_of(&state.checkout, &raw_id).await;
+            let lang = Lang::choose(
+                form.lg.as_deref(),
+                context.as_ref().and_then(|c| c.session.culture),
+                accept,
+            );
+            let base = context
+                .as_ref()
+                .map(|c| render::session_path(&c.session))
+                .unwrap_or_default();
+            return error_page_about(pages, lang, &e, &base, context.as_ref());
+        }
         Err(e) => {
             let Some(context) = context_of(&state.checkout, &raw_id).await else {
                 tracing::warn!(error = %e, "card post about no known session");
@@ -104,11 +152,7 @@ pub async fn process_payment(
             ) {
                 return go_to_page(pages, lang, &context.session);
             }
-            if crate::problem::is_temporarily_unavailable(&e) {
-                tracing::warn!(error = %e, "card post: dependency unavailable");
-            } else {
-                tracing::error!(error = %e, "card post failed");
-            }
+            tracing::error!(error = %e, "card post failed");
             kept.notice = Some(Notice::Unexpected);
             return go_to_form(pages, lang, &context.session, &kept);
         }
@@ -123,6 +167,9 @@ pub async fn process_payment(
                 .map(|(field, error)| (FieldCode::of(field), ErrorCode::of(error)))
                 .collect();
             kept.expiry = expiry;
+            // A challenged payer who mistyped keeps a challenge (a fresh one, issued by the
+            // form's GET: the form's number was never checked against the guard).
+            kept.challenge = !matches!(guarded.proof, ProofCheck::Absent);
             go_to_form(pages, lang, &page.session, &kept)
         }
         Ok(PaymentResult::Retry { code }) => {
@@ -138,12 +185,58 @@ pub async fn process_payment(
             kept.notice = Some(Notice::DeclinedTryAnother);
             go_to_form(pages, lang, &page.session, &kept)
         }
+        Ok(PaymentResult::Guarded(GuardAction::Refused(rule))) => {
+            let retry_after = state
+                .checkout
+                .card_guard()
+                .map_or(time::Duration::hours(1), |g| g.policy.refusal_lasts(rule));
+            guard_refused(pages, lang, &page, retry_after)
+        }
+        // A challenge: the form again (303, PRG), whose GET issues a fresh proof-of-work
+        // challenge for this session; the name and a valid expiry are kept.
+        Ok(PaymentResult::Guarded(_)) => {
+            kept.expiry = expiry;
+            kept.notice = Some(Notice::ChallengeRequired);
+            go_to_form(pages, lang, &page.session, &kept)
+        }
         Ok(PaymentResult::AlreadyHandled) => {
             let session = settled(&state, id, page.session).await;
             go_to_state(pages, lang, &session)
         }
         Ok(result) => after_step(pages, lang, &page.session, &result),
     }
+}
+
+/// The card-testing guard's refusal: a 429 page with `Retry-After` (the most the refusal can
+/// last), saying nothing was charged and the card was not sent.
+fn guard_refused(
+    pages: &super::Pages,
+    lang: Lang,
+    page: &checkout_domain::usecases::HostedPage,
+    retry_after: time::Duration,
+) -> HttpResponse {
+    let t = lang.texts();
+    let base = render::session_path(&page.session);
+    let mut view = render::ErrorView::new(lang, &base, "GUARD_REFUSED", t.guard_refused);
+    view.next_step = Some(t.guard_refused_next);
+    view.merchant = Some(page.merchant_name.clone());
+    view.return_url = page.session.return_url().map(|u| u.to_string());
+    tracing::warn!(instance = %view.instance, "card post refused by the card-testing guard");
+    let mut response = render::html(
+        &pages.tera,
+        StatusCode::TOO_MANY_REQUESTS,
+        "error.html",
+        &view,
+        &pages.csp_for(Some(&page.session)),
+    );
+    if let Ok(value) = actix_web::http::header::HeaderValue::from_str(
+        &retry_after.whole_seconds().max(1).to_string(),
+    ) {
+        response
+            .headers_mut()
+            .insert(actix_web::http::header::RETRY_AFTER, value);
+    }
+    response
 }
 
 /// A 303 to the session's own page, whatever its state (it shows why it cannot be paid).

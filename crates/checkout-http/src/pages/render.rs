@@ -247,6 +247,8 @@ pub struct PayView {
     pub holder: String,
     /// The expiry to keep (`MM/YY`), when it was valid; never the number or the code.
     pub expiry: String,
+    /// The card-testing guard's proof-of-work challenge, when the post must carry one.
+    pub proof: Option<crate::card_guard::Challenge>,
     /// Before the title: what went wrong (errors, a declined card), when something did.
     pub title_prefix: Option<&'static str>,
 }

@@ -203,6 +203,7 @@ pub fn state(kit: &TestKit, unreachable: Arc<AtomicBool>) -> web::Data<AppState>
         own_challenge_page: true,
         processor_origins: Vec::new(),
         processing_wait: Duration::from_millis(50),
+        proof_of_work: None,
     })
     .expect("the templates compile");
     web::Data::new(AppState {

@@ -52,3 +52,21 @@ mod notice_store {
 
     checkout_domain::notice_store_contract!(fresh().await);
 }
+
+/// The `CardGuard` contract against PostgreSQL, each check on a database of its own.
+mod card_guard {
+    use std::sync::Arc;
+
+    use checkout_domain::testing::contract::card_guard::Store;
+    use checkout_test_db::TestDatabase;
+
+    use crate::support::database;
+
+    /// A fresh database (kept alive by the guard) and its store.
+    async fn fresh() -> (TestDatabase, Store) {
+        let (db, store) = database().await;
+        (db, Arc::new(store))
+    }
+
+    checkout_domain::card_guard_contract!(fresh().await);
+}

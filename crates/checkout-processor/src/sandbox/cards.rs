@@ -25,6 +25,11 @@ pub const CONTROLLED_ERROR: &str = "4000000000000127";
 /// Approved and captured; the processor refuses every refund of it (SVC_009).
 pub const REFUND_REFUSED: &str = "4000000000005126";
 
+/// The start of the sandbox's dead cards: every 16-digit number that begins with it (and
+/// passes the Luhn check) is declined with reason `card_declined`, as a stolen or cancelled
+/// card is, so that load and card-testing tests can use many distinct declining cards.
+pub const DEAD_CARD_PREFIX: &str = "40000100";
+
 /// Decline reason of a failed challenge.
 pub const REASON_AUTHENTICATION_FAILED: &str = "authentication_failed";
 
@@ -58,6 +63,9 @@ pub(crate) fn behaviour_of(digits: &str) -> Behaviour {
         LOST_ANSWER => Behaviour::LoseAnswer,
         CONTROLLED_ERROR => Behaviour::Refuse,
         REFUND_REFUSED => Behaviour::ApproveRefundRefused,
+        d if d.len() == 16 && d.starts_with(DEAD_CARD_PREFIX) => {
+            Behaviour::Decline("card_declined")
+        }
         _ => Behaviour::Approve { captured: true },
     }
 }

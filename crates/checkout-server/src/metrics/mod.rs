@@ -88,6 +88,10 @@ fn describe() {
         "HTTP request latency, by method, route pattern and status."
     );
     metrics::describe_counter!(
+        http::CARD_GUARD_DECISIONS_TOTAL,
+        "Card posts screened by the card-testing guard, by rule and outcome."
+    );
+    metrics::describe_counter!(
         processor::CALLS_TOTAL,
         "Card processor calls, by call and outcome."
     );

@@ -10,6 +10,7 @@ mod auth;
 mod bearer;
 mod by_reference;
 mod card_attempts;
+mod card_guard;
 mod contract;
 mod duplicate_reference;
 mod errors;

@@ -142,7 +142,21 @@ async fn a_declined_card_shows_the_form_again_when_the_terminal_allows_another_c
 
 #[tokio::test]
 async fn every_page_state_passes_axe_at_both_sizes_in_both_languages_with_and_without_the_script() {
-    let (server, merchant, browser) = setup("pages-matrix").await;
+    // One payer walking every state in up to eight modes declines one test card in each: the
+    // card-testing guard's thresholds are raised so that it never holds this walk back (its
+    // own states are walked in a_challenged_payer_passes_with_the_pages_own_proof_of_work).
+    let server = TestServer::start(
+        "pages-matrix",
+        support::Mode::Sandbox,
+        &[
+            ("CHECKOUT__GUARD__CARD_REFUSE", "100"),
+            ("CHECKOUT__GUARD__ADDRESS_CHALLENGE", "100"),
+            ("CHECKOUT__GUARD__ADDRESS_REFUSE", "100"),
+        ],
+    )
+    .await;
+    let merchant = support::merchant::start();
+    let browser = Browser::start(&flows::screenshot_dir()).await;
     for mode in pages::modes() {
         pages::Pages::new(&server, &merchant, &browser, mode)
             .await
@@ -443,6 +457,42 @@ async fn input_borders_and_the_focus_ring_have_3_to_1_contrast_and_there_is_a_fa
         Some("image/x-icon")
     );
     browser.screenshot("focus-ring").await;
+}
+
+/// A payer challenged by the card-testing guard (five declines came from their address)
+/// passes with the proof of work the page's own script finds with SubtleCrypto, under the
+/// pages' CSP, and pays once.
+#[tokio::test]
+async fn a_challenged_payer_passes_with_the_pages_own_proof_of_work() {
+    let (server, merchant, browser) = setup("pay-guard-challenge").await;
+    // Five dead cards (the sandbox's `4000 0100 …`) declined from this address: loopback.
+    for dead in [
+        "4000010000000001",
+        "4000010000000019",
+        "4000010000000027",
+        "4000010000000035",
+        "4000010000000043",
+    ] {
+        let id = server.new_checkout("GUARD-DECLINE").await;
+        let form = support::payer::CardForm::open(&server.http, &server.base, &id).await;
+        assert_eq!(form.submit(&server.http, dead).await.status(), 303);
+    }
+    let flow = Flow::new(&server, &merchant, &browser);
+    let (id, reference) = flow.start_payment("GUARDED").await;
+    flow.open_checkout(&id).await;
+    flow.pay_with(flows::APPROVED_CARD).await;
+    assert_eq!(
+        browser.attribute("#banner", "data-code").await.as_deref(),
+        Some("GUARD_CHECK"),
+        "the form again, asking for the check: {}",
+        browser.source().await
+    );
+    assert_eq!(flow.attempts(&id).await, 0, "nothing sent");
+    browser.screenshot("guard-challenge").await;
+    flow.pay_with(flows::APPROVED_CARD).await;
+    let url = browser.wait_for_url(&format!("{merchant}/ok")).await;
+    assert!(url.contains(&reference), "{url}");
+    assert_eq!(flow.attempts(&id).await, 1);
 }
 
 /// What the card form costs a payer on a first visit, measured by Chromium's resource timing

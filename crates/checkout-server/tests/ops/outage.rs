@@ -89,3 +89,33 @@ async fn an_outage_is_a_clean_503_and_the_service_recovers_by_itself() {
         server.log()
     );
 }
+
+/// The card-testing guard fails closed: a card post while the database is down is a 503
+/// page, and nothing reaches the processor.
+#[tokio::test]
+async fn a_card_post_during_an_outage_is_a_503_page_and_never_sent() {
+    let db = Arc::new(TestDatabase::create().await.expect("a test database"));
+    let proxy = DbProxy::start(db.url()).await;
+    let url = proxy.url();
+    let server =
+        TestServer::start_on(db, "outage-card", Mode::Sandbox, &[("DATABASE_URL", &url)]).await;
+    let id = server.new_checkout("OUTAGE-CARD").await;
+    let form = crate::support::payer::CardForm::open(&server.http, &server.base, &id).await;
+
+    proxy.down();
+    let answer = form.submit(&server.http, "4242424242424242").await;
+    assert_eq!(answer.status(), 503);
+    assert!(answer.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    proxy.up().await;
+
+    let back = Instant::now();
+    while server.get("/health/ready", None).await.status != 200 {
+        assert!(back.elapsed() < Duration::from_secs(20), "not ready again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(crate::support::payer::attempts(&server, &id).await, 0);
+    assert_eq!(server.status_record(&id).await["state"], "Pending");
+}

@@ -9,6 +9,7 @@
 //! checkout_domain::session_repository_contract!(fresh_store().await);
 //! ```
 
+pub mod card_guard;
 pub mod notices;
 pub mod processor;
 pub mod reversals;
@@ -128,6 +129,33 @@ macro_rules! card_processor_contract {
             async fn $check() {
                 let (_guard, processor, cards) = $fresh;
                 $crate::testing::contract::processor::$check(processor, cards).await;
+            }
+        )*
+    };
+}
+
+/// Declares one `#[tokio::test]` per check of [`card_guard`], each on a fresh store from
+/// `$fresh` (an expression yielding `(guard, Arc<dyn GuardStore>)`).
+///
+/// [`card_guard`]: crate::testing::contract::card_guard
+#[macro_export]
+macro_rules! card_guard_contract {
+    ($fresh:expr) => {
+        $crate::card_guard_contract!(@checks $fresh;
+            declines_are_counted_per_key_over_sliding_windows,
+            a_card_is_counted_by_distinct_sessions_and_terminals,
+            a_busy_terminals_capped_counts_decide_as_exact_ones,
+            a_proof_is_spent_once_even_under_racing_spends,
+            an_alert_is_announced_once_when_raised_and_once_when_lowered,
+            a_clear_forgets_the_terminal_only,
+        );
+    };
+    (@checks $fresh:expr; $($check:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                let (_guard, store) = $fresh;
+                $crate::testing::contract::card_guard::$check(store).await;
             }
         )*
     };
