@@ -259,8 +259,8 @@ impl GuardPolicy {
     }
 }
 
-/// What the page read of a proof of work sent with a card post (checked by a
-/// [`ProofVerifier`](crate::ports::ProofVerifier) adapter).
+/// What the page read of a proof of work sent with a card post (checked at the edge, by the
+/// HTTP crate's `card_guard::ProofOfWork`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProofCheck {
     /// None was sent.
