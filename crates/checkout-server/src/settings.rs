@@ -468,22 +468,27 @@ pub struct GuardSettings {
     pub proof_max_number: u64,
 }
 
+/// A whole number of a default duration's units, as the settings count them.
+fn whole(n: i64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 impl Default for GuardSettings {
     fn default() -> Self {
         let p = checkout_domain::guard::GuardPolicy::default();
         GuardSettings {
             enabled: true,
             secret: None,
-            address_window_minutes: 60,
-            card_window_hours: 24,
-            terminal_window_minutes: 15,
+            address_window_minutes: whole(p.windows.address.whole_minutes()),
+            card_window_hours: whole(p.windows.card.whole_hours()),
+            terminal_window_minutes: whole(p.windows.terminal.whole_minutes()),
             session_challenge: p.session_challenge,
             address_challenge: p.address_challenge,
             address_refuse: p.address_refuse,
             card_refuse: p.card_refuse,
             terminal_min_declines: p.terminal_min_declines,
             terminal_rate_percent: p.terminal_rate_percent,
-            challenge_validity_seconds: 600,
+            challenge_validity_seconds: whole(p.challenge_validity.whole_seconds()),
             proof_max_number: p.proof_max_number,
         }
     }
@@ -938,6 +943,14 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_guard_settings_default_to_the_domains_policy() {
+        assert_eq!(
+            GuardSettings::default().policy(),
+            checkout_domain::guard::GuardPolicy::default()
+        );
+    }
 
     fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
