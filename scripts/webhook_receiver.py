@@ -31,7 +31,9 @@ Before answering, each request is appended to the --log file as one JSON line:
      "received_at": unix seconds (float), "secrets": how many secrets were tried}
 and, once the answer is sent (or the connection given up), one line
     {"answered": the request's webhook-id, "received_at": ..., "answered_at": unix seconds}
-so that overlapping attempts of one message can be seen.
+so that overlapping attempts of one message can be seen. "answered_at" is taken just before
+the answer's first byte is written (the client cannot have it earlier), so that a thread
+descheduled after writing never makes the client's next request look concurrent with it.
 
 Once listening, prints `listening on HOST:PORT` on stdout (with the port actually bound, which
 matters with --port 0) and then nothing else.
@@ -100,13 +102,14 @@ class Handler(BaseHTTPRequestHandler):
         }
         self.server.append(record)
         self.verified_any = any(verified)
+        self.answering_at = None
         try:
             getattr(self, "answer_" + mode)()
         finally:
             self.server.append({
                 "answered": headers.get("webhook-id"),
                 "received_at": received_at,
-                "answered_at": time.time(),
+                "answered_at": self.answering_at or time.time(),
             })
 
     def answer_text(self, status, text, extra_headers=()):
@@ -116,6 +119,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         for name, value in extra_headers:
             self.send_header(name, value)
+        self.answering_at = time.time()
         self.end_headers()
         self.wfile.write(payload)
 

@@ -25,10 +25,6 @@ use crate::availability::StoreContext;
 use crate::schema::{card_guard_answers, card_guard_proofs};
 use crate::store::PgStore;
 
-/// Answers older than this are deleted as new ones are recorded (the settings cap every
-/// window below it).
-pub const ANSWERS_KEPT: time::Duration = time::Duration::days(7);
-
 const COUNTS_SQL: &str = "\
 SELECT
   (SELECT count(*) FROM card_guard_answers
@@ -90,6 +86,14 @@ struct StateRow {
 }
 
 #[derive(QueryableByName)]
+struct AlertRow {
+    #[diesel(sql_type = Text)]
+    terminal_number: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    session_id: Option<uuid::Uuid>,
+}
+
+#[derive(QueryableByName)]
 struct Changed {
     #[diesel(sql_type = Bool)]
     changed: bool,
@@ -120,17 +124,69 @@ impl CardGuard for PgStore {
             .execute(&mut conn)
             .await
             .context("recording a card post's answer for the guard")?;
-        // About one insert in 256 deletes what no window reads any more.
-        if subject.session.as_uuid().as_bytes()[15] == 0 {
-            diesel::delete(
-                card_guard_answers::table
-                    .filter(card_guard_answers::answered_at.lt(at - ANSWERS_KEPT)),
-            )
-            .execute(&mut conn)
-            .await
-            .context("deleting the guard's old answers")?;
-        }
         Ok(())
+    }
+
+    async fn record_late_decline(
+        &self,
+        session: SessionId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        let mut conn = self.conn().await?;
+        let changed = diesel::sql_query(
+            "UPDATE card_guard_answers SET declined = true, answered_at = $2 WHERE id = \
+             (SELECT id FROM card_guard_answers WHERE session_id = $1 AND NOT declined \
+              ORDER BY answered_at DESC, id DESC LIMIT 1)",
+        )
+        .bind::<SqlUuid, _>(session.as_uuid())
+        .bind::<Timestamptz, _>(at)
+        .execute(&mut conn)
+        .await
+        .with_context(|| format!("recording a late decline of session {session}"))?;
+        Ok(changed == 1)
+    }
+
+    async fn alerted_terminals(&self) -> anyhow::Result<Vec<(TerminalNumber, SessionId)>> {
+        let mut conn = self.conn().await?;
+        // The session of the terminal's latest `terminal.card_testing_suspected`: the post
+        // that raised the alert (its event is written in the flag's transaction); else, the
+        // event gone, the session of the terminal's latest answer.
+        let rows: Vec<AlertRow> = diesel::sql_query(
+            "SELECT a.terminal_number, coalesce( \
+               (SELECT e.session_id FROM events e \
+                 WHERE e.terminal_number = a.terminal_number \
+                   AND e.type = 'terminal.card_testing_suspected' \
+                 ORDER BY e.txid DESC, e.seq DESC LIMIT 1), \
+               (SELECT g.session_id FROM card_guard_answers g \
+                 WHERE g.terminal_number = a.terminal_number \
+                 ORDER BY g.answered_at DESC LIMIT 1)) AS session_id \
+             FROM card_guard_alerts a ORDER BY a.terminal_number",
+        )
+        .load(&mut conn)
+        .await
+        .context("reading the terminals under a card-testing alert")?;
+        rows.into_iter()
+            .filter_map(|row| Some((row.terminal_number, row.session_id?)))
+            .map(|(terminal, session)| {
+                Ok((
+                    TerminalNumber::parse(&terminal).map_err(|e| {
+                        anyhow::anyhow!("stored terminal number {terminal:?} is invalid: {e}")
+                    })?,
+                    SessionId::from_uuid(session),
+                ))
+            })
+            .collect()
+    }
+
+    async fn forget_answers_before(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
+        let mut conn = self.conn().await?;
+        let forgotten = diesel::delete(
+            card_guard_answers::table.filter(card_guard_answers::answered_at.lt(before)),
+        )
+        .execute(&mut conn)
+        .await
+        .context("deleting the guard's old answers")?;
+        Ok(forgotten as u64)
     }
 
     async fn counts(

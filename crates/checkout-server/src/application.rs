@@ -203,8 +203,9 @@ impl Application {
 }
 
 /// Expires unpaid sessions past their expiry, every `every` (a session waiting for a
-/// challenge after the processor confirmed the cancel), and forgets the idempotency keys
-/// whose 24-hour replay window is over.
+/// challenge after the processor confirmed the cancel), forgets the idempotency keys whose
+/// 24-hour replay window is over and old processor event ids, and sweeps the card-testing
+/// guard (lowering the alerts of terminals that calmed down).
 async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
     let mut ticker = tokio::time::interval(every);
     loop {
@@ -229,6 +230,15 @@ async fn sweep_expired(checkout: checkout_domain::Checkout, every: Duration) {
             Ok(0) => {}
             Ok(forgotten) => tracing::info!(forgotten, "forgot processor event ids past 30 days"),
             Err(e) => tracing::warn!(error = %e, "processor event id sweep failed"),
+        }
+        match checkout.sweep_card_guard().await {
+            Ok(r) if r == checkout_domain::usecases::GuardSweep::default() => {}
+            Ok(r) => tracing::info!(
+                alerts_ended = r.alerts_ended,
+                answers_forgotten = r.answers_forgotten,
+                "card-testing guard sweep"
+            ),
+            Err(e) => tracing::warn!(error = %e, "card-testing guard sweep failed"),
         }
     }
 }

@@ -45,6 +45,19 @@ pub trait CardGuard: Send + Sync {
         at: OffsetDateTime,
     ) -> anyhow::Result<()>;
 
+    /// Records that the processor declined, after its 3DS challenge, the card of `session`'s
+    /// post whose answer was recorded as not declined (a challenge is no decline): that
+    /// answer becomes a decline at `at`, of the same address, card and terminal. Returns
+    /// whether an answer was changed.
+    ///
+    /// MUST change at most one answer per call (the session's latest not declined one), so
+    /// that a decline recorded once per attempt counts once.
+    async fn record_late_decline(
+        &self,
+        session: SessionId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool>;
+
     /// The counts of `subject` at `now`, each over its sliding window of `windows` (only
     /// the answers recorded after `now - window`); the session's over its whole life.
     ///
@@ -89,6 +102,15 @@ pub trait CardGuard: Send + Sync {
         session: SessionId,
         at: OffsetDateTime,
     ) -> anyhow::Result<bool>;
+
+    /// The terminals whose alert flag is raised, each with the session whose post raised it
+    /// (the one the ending's event is about).
+    async fn alerted_terminals(&self) -> anyhow::Result<Vec<(TerminalNumber, SessionId)>>;
+
+    /// Forgets the answers recorded before `before`; returns how many.
+    ///
+    /// MUST leave every answer at or after `before` counted as before.
+    async fn forget_answers_before(&self, before: OffsetDateTime) -> anyhow::Result<u64>;
 
     /// The terminal's state for the operator.
     async fn terminal_state(

@@ -37,7 +37,7 @@ struct Tables {
     disputes: Vec<Dispute>,
     guard_answers: Vec<(GuardSubject, bool, OffsetDateTime)>,
     guard_proofs: HashMap<String, OffsetDateTime>,
-    guard_alerts: HashSet<TerminalNumber>,
+    guard_alerts: HashMap<TerminalNumber, SessionId>,
 }
 
 impl Tables {
@@ -845,6 +845,45 @@ impl CardGuard for InMemorySessions {
         Ok(())
     }
 
+    async fn record_late_decline(
+        &self,
+        session: SessionId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        let mut t = lock(&self.tables);
+        let latest = t
+            .guard_answers
+            .iter_mut()
+            .filter(|(s, declined, _)| s.session == session && !*declined)
+            .max_by_key(|(_, _, at)| *at);
+        Ok(match latest {
+            Some(answer) => {
+                answer.1 = true;
+                answer.2 = at;
+                true
+            }
+            None => false,
+        })
+    }
+
+    async fn alerted_terminals(&self) -> anyhow::Result<Vec<(TerminalNumber, SessionId)>> {
+        let t = lock(&self.tables);
+        let mut alerted: Vec<_> = t
+            .guard_alerts
+            .iter()
+            .map(|(terminal, session)| (terminal.clone(), *session))
+            .collect();
+        alerted.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        Ok(alerted)
+    }
+
+    async fn forget_answers_before(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
+        let mut t = lock(&self.tables);
+        let kept = t.guard_answers.len();
+        t.guard_answers.retain(|(_, _, at)| *at >= before);
+        Ok((kept - t.guard_answers.len()) as u64)
+    }
+
     async fn counts(
         &self,
         subject: &GuardSubject,
@@ -880,7 +919,7 @@ impl CardGuard for InMemorySessions {
             card_terminals: count(card_terminals.iter()),
             terminal_posts: count(terminal_answers()),
             terminal_declines: count(terminal_answers().filter(|(_, d, _)| *d)),
-            terminal_alerted: t.guard_alerts.contains(&subject.terminal),
+            terminal_alerted: t.guard_alerts.contains_key(&subject.terminal),
         })
     }
 
@@ -904,9 +943,14 @@ impl CardGuard for InMemorySessions {
     ) -> anyhow::Result<bool> {
         let mut t = lock(&self.tables);
         let changed = if alerted {
-            t.guard_alerts.insert(terminal.clone())
+            if t.guard_alerts.contains_key(terminal) {
+                false
+            } else {
+                t.guard_alerts.insert(terminal.clone(), session);
+                true
+            }
         } else {
-            t.guard_alerts.remove(terminal)
+            t.guard_alerts.remove(terminal).is_some()
         };
         if changed {
             let kind = if alerted {
@@ -934,7 +978,7 @@ impl CardGuard for InMemorySessions {
         };
         let recent = || of_terminal().filter(|(_, _, at)| *at > now - windows.terminal);
         Ok(TerminalGuardState {
-            alerted: t.guard_alerts.contains(terminal),
+            alerted: t.guard_alerts.contains_key(terminal),
             posts: count(recent()),
             declines: count(recent().filter(|(_, d, _)| *d)),
             declines_kept: count(of_terminal().filter(|(_, d, at)| *d && *at > now - longest)),

@@ -69,6 +69,9 @@ impl Checkout {
                 Answer::of_read(answer),
             )
             .await?;
+        if matches!(outcome.result, PaymentResult::Declined { .. }) {
+            self.count_late_decline(id).await;
+        }
         Ok((page, outcome))
     }
 

@@ -3,6 +3,7 @@
 mod authenticate;
 mod cancel_payment;
 mod capture_payment;
+mod card_guard_sweep;
 mod complete_challenge;
 mod create_session;
 mod expire_sessions;
@@ -21,6 +22,7 @@ mod settle;
 mod void_payment;
 mod webhooks;
 
+pub use card_guard_sweep::{GuardSweep, GUARD_ANSWERS_KEPT};
 pub use create_session::PaymentLink;
 pub use expire_sessions::ExpiryReport;
 pub use find_by_reference::MAX_SESSIONS_BY_REFERENCE;

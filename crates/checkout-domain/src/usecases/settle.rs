@@ -121,6 +121,15 @@ impl Checkout {
     /// Records `answer` about `attempt` (stored in one of `expected`), whose session is
     /// `session` in the state the caller saw. Returns the session as it now stands and what
     /// the payer is told.
+    /// Counts with the card-testing guard (when one is wired) a decline the processor gave
+    /// after a 3DS challenge: the post that led to the challenge was recorded as answered,
+    /// not declined. The payment is decided: a failed record must not hide its outcome.
+    pub(super) async fn count_late_decline(&self, session: crate::values::SessionId) {
+        if let Some(guard) = &self.guard {
+            let _ = guard.store.record_late_decline(session, self.now()).await;
+        }
+    }
+
     pub(super) async fn record_answer(
         &self,
         session: PaymentSession,
@@ -188,6 +197,14 @@ impl Checkout {
                 session_move,
             })
             .await?;
+        if recorded == Recorded::Moved
+            && attempt.state == AttemptState::RequiresAction
+            && next.state == AttemptState::Declined
+        {
+            // Declined after its challenge (the payer back from the processor's page, a
+            // sweep, a processor event): counted once, as the move is recorded once.
+            self.count_late_decline(session.id).await;
+        }
         match (recorded, session_move) {
             (Recorded::Moved, Some((_, to))) => Ok(PaymentOutcome {
                 session: PaymentSession {

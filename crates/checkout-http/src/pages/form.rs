@@ -66,6 +66,10 @@ pub struct LangQuery {
     pub form: Option<String>,
     /// Present (`1`) when a card post could not be used: the form asks to type the card again.
     pub retype: Option<String>,
+    /// Present (`1`) when the card-testing guard asked for a proof of work: the form carries
+    /// a fresh challenge even when its `hc_form` cookie is gone (the post is decided by the
+    /// guard again, whatever the address says).
+    pub verify: Option<String>,
 }
 
 /// Parses a posted form; an unreadable body is an empty form.

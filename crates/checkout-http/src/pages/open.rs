@@ -109,7 +109,9 @@ fn reshown_form(
             .collect();
         // The card-testing guard asked for a proof of work (or the payer it challenged
         // mistyped): a fresh challenge bound to this session.
-        let challenged = flash.challenge || flash.notice == Some(Notice::ChallengeRequired);
+        let challenged = flash.challenge
+            || flash.notice == Some(Notice::ChallengeRequired)
+            || query.verify.is_some();
         let proof = pages
             .proof_of_work
             .as_ref()
@@ -124,15 +126,24 @@ fn reshown_form(
             proof,
         };
     }
-    let notice = if query.declined.is_some() {
+    let notice = if query.verify.is_some() {
+        Some(Notice::ChallengeRequired)
+    } else if query.declined.is_some() {
         Some(Notice::DeclinedTryAnother)
     } else if query.retype.is_some() {
         Some(Notice::Retype)
     } else {
         None
     };
+    // Asked for by the address (the form's cookie is gone): a fresh challenge all the same.
+    let proof = pages
+        .proof_of_work
+        .as_ref()
+        .filter(|_| query.verify.is_some())
+        .map(|pow| pow.issue(page.session.id, OffsetDateTime::now_utc()));
     FormState {
         banner: notice.map(|n| banner(n, lang)),
+        proof,
         ..FormState::default()
     }
 }

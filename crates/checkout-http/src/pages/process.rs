@@ -250,11 +250,18 @@ fn go_to_page(pages: &Pages, lang: Lang, session: &PaymentSession) -> HttpRespon
 
 /// A 303 to the session's form shown again with `kept`, which the answer's cookie carries.
 fn go_to_form(pages: &Pages, lang: Lang, session: &PaymentSession, kept: &Flash) -> HttpResponse {
+    // A challenged form says so in its address too, so that losing the cookie (another tab,
+    // its ten minutes) never loses the challenge.
+    let verify = if kept.challenge || kept.notice == Some(Notice::ChallengeRequired) {
+        "&verify=1"
+    } else {
+        ""
+    };
     let response = see_other(
         pages,
         Some(session),
         &format!(
-            "{}?lg={}&form={}",
+            "{}?lg={}&form={}{verify}",
             render::session_path(session),
             lang.code(),
             kept.id

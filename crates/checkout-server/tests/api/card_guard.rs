@@ -469,6 +469,56 @@ async fn forged_replayed_and_misbound_proofs_are_refused_and_counted() {
     );
 }
 
+#[tokio::test]
+async fn a_challenge_survives_the_loss_of_the_forms_cookie() {
+    let server = guarded("guard-lost-cookie", &[TEST_POW]).await;
+    for i in 0..5 {
+        attack(&server, &dead(i), None, false).await;
+    }
+    let id = server.new_checkout("LOST-COOKIE").await;
+    let form = CardForm::open(&server.http, &server.base, &id).await;
+    let response = server
+        .http
+        .post(&form.action)
+        .header("Cookie", &form.cookie)
+        .form(&[
+            ("checkoutSessionId", form.session_id.as_str()),
+            ("csrfToken", form.csrf_token.as_str()),
+            ("cardholderName", "Ada Lovelace"),
+            ("cardNumber", dead(20).as_str()),
+            ("cardExpiry", "11/34"),
+            ("cardCvv", "918"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 303);
+    let to = location(&response);
+    assert!(to.contains("verify=1"), "{to}");
+    // The form's page opened without the flash cookie (another tab took it, or it expired):
+    // still a challenge, never a form whose next post is challenged again.
+    let page = server
+        .http
+        .get(format!("{}{to}", server.base))
+        .header("Cookie", &form.cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("data-code=\"GUARD_CHECK\""), "{page}");
+    let proof = Proof::of(&page);
+    let n = proof.solve();
+    let before = reached(&server).await;
+    assert_eq!(
+        post(&server, &form, &dead(20), None, Some(&(proof, n))).await,
+        Answer::Sent(303),
+        "the proof from that page passes"
+    );
+    assert_eq!(reached(&server).await, before + 1);
+}
+
 /// The events of type `kind` in the terminal's feed, once there is one (or after 20 s).
 async fn events_of(server: &TestServer, token: &str, kind: &str) -> usize {
     let started = Instant::now();

@@ -319,3 +319,73 @@ async fn events(store: &Store, terminal: &TerminalNumber, count: usize) -> Vec<E
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// A late decline turns the session's latest answered (not declined) post into a decline at
+/// its own time, once: a second call finds nothing; another session's answers are untouched.
+pub async fn a_late_decline_changes_the_sessions_latest_answer_once(store: Store) {
+    let a = stored(&store, "T-1", "LATE-A").await;
+    let b = stored(&store, "T-1", "LATE-B").await;
+    store
+        .record_outcome(&subject(&a, Some('1'), Some('c')), false, sec(10))
+        .await
+        .unwrap();
+    store
+        .record_outcome(&subject(&b, Some('2'), Some('d')), false, sec(11))
+        .await
+        .unwrap();
+    assert!(store.record_late_decline(a.id, sec(20)).await.unwrap());
+    assert!(!store.record_late_decline(a.id, sec(21)).await.unwrap());
+    let counts = store
+        .counts(&subject(&a, Some('1'), Some('c')), &WINDOWS, &CAPS, sec(30))
+        .await
+        .unwrap();
+    assert_eq!(counts.session_declines, 1);
+    assert_eq!(counts.address_declines, 1);
+    assert_eq!(counts.card_sessions, 1);
+    assert_eq!((counts.terminal_posts, counts.terminal_declines), (2, 1));
+    // Counted at the decline's time: an hour after it, the address window has let it go.
+    let later = store
+        .counts(
+            &subject(&a, Some('1'), Some('c')),
+            &WINDOWS,
+            &CAPS,
+            sec(20 + 3600),
+        )
+        .await
+        .unwrap();
+    assert_eq!(later.address_declines, 0);
+    let other = store
+        .counts(&subject(&b, Some('2'), Some('d')), &WINDOWS, &CAPS, sec(30))
+        .await
+        .unwrap();
+    assert_eq!(other.session_declines, 0);
+}
+
+/// The alerted terminals are listed with the session that raised each; answers before an
+/// instant are forgotten and the others still counted.
+pub async fn alerts_are_listed_and_old_answers_forgotten(store: Store) {
+    let a = stored(&store, "T-1", "LIST-A").await;
+    let b = stored(&store, "T-2", "LIST-B").await;
+    assert!(store.alerted_terminals().await.unwrap().is_empty());
+    assert!(store
+        .set_alert(&a.terminal, true, a.id, sec(1))
+        .await
+        .unwrap());
+    assert_eq!(
+        store.alerted_terminals().await.unwrap(),
+        vec![(a.terminal.clone(), a.id)]
+    );
+    for (s, t) in [(&a, 10), (&a, 20), (&b, 30)] {
+        store
+            .record_outcome(&subject(s, Some('1'), None), true, sec(t))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.forget_answers_before(sec(20)).await.unwrap(), 1);
+    assert_eq!(store.forget_answers_before(sec(20)).await.unwrap(), 0);
+    let counts = store
+        .counts(&subject(&b, Some('1'), None), &WINDOWS, &CAPS, sec(40))
+        .await
+        .unwrap();
+    assert_eq!(counts.address_declines, 2);
+}

@@ -148,6 +148,8 @@ macro_rules! card_guard_contract {
             a_proof_is_spent_once_even_under_racing_spends,
             an_alert_is_announced_once_when_raised_and_once_when_lowered,
             a_clear_forgets_the_terminal_only,
+            a_late_decline_changes_the_sessions_latest_answer_once,
+            alerts_are_listed_and_old_answers_forgotten,
         );
     };
     (@checks $fresh:expr; $($check:ident),* $(,)?) => {

@@ -297,6 +297,19 @@ impl checkout_domain::ports::CardGuard for DownGuard {
     ) -> anyhow::Result<checkout_domain::guard::TerminalGuardState> {
         anyhow::bail!("down")
     }
+    async fn record_late_decline(
+        &self,
+        _: SessionId,
+        _: time::OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        anyhow::bail!("down")
+    }
+    async fn alerted_terminals(&self) -> anyhow::Result<Vec<(TerminalNumber, SessionId)>> {
+        anyhow::bail!("down")
+    }
+    async fn forget_answers_before(&self, _: time::OffsetDateTime) -> anyhow::Result<u64> {
+        anyhow::bail!("down")
+    }
     async fn clear_terminal(&self, _: &TerminalNumber) -> anyhow::Result<u64> {
         anyhow::bail!("down")
     }
@@ -323,4 +336,148 @@ async fn a_guard_that_cannot_be_read_fails_closed() {
         "{result:?}"
     );
     assert_eq!(kit.processor.authorize_calls(), 0, "nothing sent");
+}
+
+/// A post from `ip` on a new session `name` that the processor answers with a 3DS challenge,
+/// which the payer then fails: a decline after the challenge.
+async fn challenged_then_failed(kit: &TestKit, name: &str, card: &str, ip: &str) {
+    let s = start(kit, name).await;
+    kit.processor
+        .push_authorize(Ok(ProcessorOutcome::ChallengeRequired {
+            processor_reference: format!("pi_{name}"),
+            challenge_url: None,
+        }));
+    let p = post(kit, s.id, card, &from(ip)).await;
+    assert_eq!(p.page.session.state, SessionState::ChallengeRequired);
+    let (_, outcome) = kit.checkout.answer_challenge(s.id, false).await.unwrap();
+    assert!(matches!(outcome.result, PaymentResult::Declined { .. }));
+}
+
+#[tokio::test]
+async fn declines_after_a_3ds_challenge_count_like_any_other() {
+    let kit = TestKit::new().guarded(GuardPolicy::default());
+    // Five cards that each took a challenge and failed it, from one address.
+    for i in 0..5 {
+        challenged_then_failed(&kit, &format!("C-{i}"), &nth_card(i), "203.0.113.20").await;
+    }
+    assert_eq!(kit.processor.authorize_calls(), 5);
+    let s = start(&kit, "C-5").await;
+    let p = post(&kit, s.id, &nth_card(5), &from("203.0.113.20")).await;
+    assert_eq!(
+        p.guard,
+        Some(GuardAction::Challenged(GuardRule::Address)),
+        "five declines after a challenge are five declines"
+    );
+    assert_eq!(kit.processor.authorize_calls(), 5, "nothing sent");
+    // A challenge the payer passes is no decline.
+    let s = start(&kit, "C-OK").await;
+    kit.processor
+        .push_authorize(Ok(ProcessorOutcome::ChallengeRequired {
+            processor_reference: "pi_ok".into(),
+            challenge_url: None,
+        }));
+    post(&kit, s.id, &nth_card(40), &from("198.51.100.40")).await;
+    let (_, outcome) = kit.checkout.answer_challenge(s.id, true).await.unwrap();
+    assert_eq!(outcome.session.state, SessionState::Successful);
+    let state = kit
+        .checkout
+        .terminal_guard_state(&TerminalNumber::parse("T-1").unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((state.posts, state.declines), (6, 5));
+}
+
+#[tokio::test]
+async fn one_card_failing_its_challenge_across_sessions_is_refused_everywhere() {
+    let kit = TestKit::new().guarded(GuardPolicy::default());
+    let card = nth_card(77);
+    for i in 0..3 {
+        challenged_then_failed(&kit, &format!("K-{i}"), &card, &format!("192.0.2.{i}")).await;
+    }
+    let s = start(&kit, "K-3").await;
+    let p = post(&kit, s.id, &card, &from("192.0.2.99")).await;
+    assert_eq!(p.guard, Some(GuardAction::Refused(GuardRule::Card)));
+    assert_eq!(
+        kit.processor.authorize_calls(),
+        3,
+        "the refused post was not sent"
+    );
+}
+
+#[tokio::test]
+async fn the_sweep_ends_a_calm_terminals_alert_without_a_payer_and_forgets_old_answers() {
+    let policy = GuardPolicy {
+        terminal_min_declines: 4,
+        ..GuardPolicy::default()
+    };
+    let kit = TestKit::new().guarded(policy);
+    for i in 0..4 {
+        let s = start(&kit, &format!("W-{i}")).await;
+        kit.processor.push_authorize(declined());
+        post(&kit, s.id, &nth_card(i), &from(&format!("198.51.100.{i}"))).await;
+    }
+    let s = start(&kit, "W-4").await;
+    let p = post(&kit, s.id, &nth_card(4), &from("192.0.2.9")).await;
+    assert_eq!(p.guard, Some(GuardAction::Challenged(GuardRule::Terminal)));
+    let terminal = TerminalNumber::parse("T-1").unwrap();
+    let card_testing_events = || async {
+        kit.sessions
+            .events_after(&terminal, None, 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .filter(|k| k.as_str().starts_with("terminal."))
+            .collect::<Vec<EventType>>()
+    };
+    // Still spiking: the sweep changes nothing.
+    let sweep = kit.checkout.sweep_card_guard().await.unwrap();
+    assert_eq!(sweep.alerts_ended, 0);
+    assert_eq!(
+        card_testing_events().await,
+        vec![EventType::TerminalCardTestingSuspected]
+    );
+    // The window passes with no payer at all: the sweep lowers the alert, once.
+    kit.clock.advance(Duration::minutes(16));
+    assert_eq!(
+        kit.checkout.sweep_card_guard().await.unwrap().alerts_ended,
+        1
+    );
+    assert_eq!(
+        kit.checkout.sweep_card_guard().await.unwrap().alerts_ended,
+        0
+    );
+    assert_eq!(
+        card_testing_events().await,
+        vec![
+            EventType::TerminalCardTestingSuspected,
+            EventType::TerminalCardTestingEnded
+        ]
+    );
+    let state = kit
+        .checkout
+        .terminal_guard_state(&terminal)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!state.alerted);
+    // A week later the answers are forgotten.
+    assert_eq!(
+        kit.checkout
+            .sweep_card_guard()
+            .await
+            .unwrap()
+            .answers_forgotten,
+        0
+    );
+    kit.clock.advance(Duration::days(7));
+    assert_eq!(
+        kit.checkout
+            .sweep_card_guard()
+            .await
+            .unwrap()
+            .answers_forgotten,
+        4
+    );
 }

@@ -1,0 +1,1 @@
+DROP INDEX card_guard_answers_session_answered;
