@@ -163,21 +163,28 @@ async fn one_card_declined_across_sessions_is_refused_everywhere() {
     assert_eq!(p.guard, Some(GuardAction::Allowed));
 }
 
-#[tokio::test]
-async fn a_spiking_terminal_challenges_everyone_and_announces_it_until_it_calms() {
+/// A guard whose terminal spikes at 4 declines, after 4 declines from 4 addresses; the
+/// session (named `{prefix}-4`) whose post from a fifth address was then challenged.
+async fn spiking_terminal(prefix: &str) -> (TestKit, checkout_domain::session::PaymentSession) {
     let policy = GuardPolicy {
         terminal_min_declines: 4,
         ..GuardPolicy::default()
     };
     let kit = TestKit::new().guarded(policy);
     for i in 0..4 {
-        let s = start(&kit, &format!("S-{i}")).await;
+        let s = start(&kit, &format!("{prefix}-{i}")).await;
         kit.processor.push_authorize(declined());
         post(&kit, s.id, &nth_card(i), &from(&format!("198.51.100.{i}"))).await;
     }
-    let s = start(&kit, "S-4").await;
+    let s = start(&kit, &format!("{prefix}-4")).await;
     let p = post(&kit, s.id, &nth_card(4), &from("192.0.2.9")).await;
     assert_eq!(p.guard, Some(GuardAction::Challenged(GuardRule::Terminal)));
+    (kit, s)
+}
+
+#[tokio::test]
+async fn a_spiking_terminal_challenges_everyone_and_announces_it_until_it_calms() {
+    let (kit, s) = spiking_terminal("S").await;
     let state = kit
         .checkout
         .terminal_guard_state(&TerminalNumber::parse("T-1").unwrap())
@@ -407,19 +414,7 @@ async fn one_card_failing_its_challenge_across_sessions_is_refused_everywhere() 
 
 #[tokio::test]
 async fn the_sweep_ends_a_calm_terminals_alert_without_a_payer_and_forgets_old_answers() {
-    let policy = GuardPolicy {
-        terminal_min_declines: 4,
-        ..GuardPolicy::default()
-    };
-    let kit = TestKit::new().guarded(policy);
-    for i in 0..4 {
-        let s = start(&kit, &format!("W-{i}")).await;
-        kit.processor.push_authorize(declined());
-        post(&kit, s.id, &nth_card(i), &from(&format!("198.51.100.{i}"))).await;
-    }
-    let s = start(&kit, "W-4").await;
-    let p = post(&kit, s.id, &nth_card(4), &from("192.0.2.9")).await;
-    assert_eq!(p.guard, Some(GuardAction::Challenged(GuardRule::Terminal)));
+    let (kit, _) = spiking_terminal("W").await;
     let terminal = TerminalNumber::parse("T-1").unwrap();
     let card_testing_events = || async {
         kit.sessions
