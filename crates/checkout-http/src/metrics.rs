@@ -19,6 +19,10 @@ pub const REQUESTS_TOTAL: &str = "checkout_http_requests_total";
 /// `status`.
 pub const REQUEST_DURATION: &str = "checkout_http_request_duration_seconds";
 
+/// Gauge: requests received and not answered yet (a request hung on the database shows here
+/// long before it ends).
+pub const REQUESTS_IN_FLIGHT: &str = "checkout_http_requests_in_flight";
+
 /// Counter: card-processor events received, by `outcome` (`applied`, `duplicate`,
 /// `unknown_object`, `ignored`, `failed`: not absorbed now, sent again by the processor;
 /// refused: `bad_signature`, `stale`, `malformed`, `not_configured`).
@@ -47,11 +51,30 @@ fn method_label(method: &Method) -> &'static str {
     }
 }
 
-/// Middleware: records [`REQUESTS_TOTAL`] and [`REQUEST_DURATION`] for every request.
+/// Counts a request in [`REQUESTS_IN_FLIGHT`] until dropped (also when the client goes away
+/// and the request's future is dropped unanswered).
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> InFlight {
+        metrics::gauge!(REQUESTS_IN_FLIGHT).increment(1.0);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        metrics::gauge!(REQUESTS_IN_FLIGHT).decrement(1.0);
+    }
+}
+
+/// Middleware: records [`REQUESTS_TOTAL`] and [`REQUEST_DURATION`] for every request, and
+/// [`REQUESTS_IN_FLIGHT`] while it runs.
 pub async fn record(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let _in_flight = InFlight::enter();
     let started = Instant::now();
     let method = method_label(req.method());
     let result = next.call(req).await;

@@ -20,6 +20,7 @@ mod reversals;
 mod schema;
 mod session_insert;
 mod sessions;
+pub mod statement_metrics;
 mod store;
 mod terminal_cache;
 mod terminals;

@@ -35,6 +35,10 @@ impl Application {
     /// listener (port 0 picks a free port, see [`Application::port`]).
     pub async fn build(settings: Settings) -> anyhow::Result<Application> {
         let (database_url, cluster) = database::resolve(&settings).await?;
+        if settings.metrics.address.is_some() {
+            // Before the first connection: every connection reports its statements.
+            checkout_postgres::statement_metrics::install()?;
+        }
         checkout_postgres::run_migrations(&database_url).await?;
         let store =
             checkout_postgres::PgStore::connect(&database_url, settings.database.pool_size).await?;

@@ -87,6 +87,19 @@ fn describe() {
         metrics::Unit::Seconds,
         "HTTP request latency, by method, route pattern and status."
     );
+    metrics::describe_gauge!(
+        http::REQUESTS_IN_FLIGHT,
+        "HTTP requests received and not answered yet."
+    );
+    metrics::describe_histogram!(
+        checkout_postgres::statement_metrics::STATEMENT_DURATION,
+        metrics::Unit::Seconds,
+        "Database statement latency, by kind (its first SQL keyword)."
+    );
+    metrics::describe_counter!(
+        checkout_postgres::statement_metrics::ERRORS_TOTAL,
+        "Database statements and connection attempts that failed, by kind."
+    );
     metrics::describe_counter!(
         http::CARD_GUARD_DECISIONS_TOTAL,
         "Card posts screened by the card-testing guard, by rule and outcome."

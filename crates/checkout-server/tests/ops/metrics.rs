@@ -39,7 +39,7 @@ fn parser_python() -> &'static Path {
 }
 
 /// The families of `text` as the Prometheus parser reads them (it fails on invalid text).
-fn parse(text: &str) -> Vec<Value> {
+pub(crate) fn parse(text: &str) -> Vec<Value> {
     let mut child = Command::new(parser_python())
         .arg(repo_root().join("scripts/parse_metrics.py"))
         .stdin(Stdio::piped())
@@ -63,6 +63,17 @@ fn parse(text: &str) -> Vec<Value> {
     parsed["families"].as_array().unwrap().clone()
 }
 
+/// The sum of the samples named `sample` (of any family), whatever their labels; 0 when there
+/// is none.
+pub(crate) fn total(families: &[Value], sample: &str) -> f64 {
+    families
+        .iter()
+        .flat_map(|f| f["samples"].as_array().unwrap())
+        .filter(|s| s["name"] == sample)
+        .filter_map(|s| s["value"].as_f64())
+        .sum()
+}
+
 /// The value of the sample `sample` (of any family) whose labels include every pair of
 /// `labels`.
 fn value(families: &[Value], sample: &str, labels: &[(&str, &str)]) -> f64 {
@@ -75,7 +86,7 @@ fn value(families: &[Value], sample: &str, labels: &[(&str, &str)]) -> f64 {
         .unwrap_or_else(|| panic!("no {sample} with {labels:?}"))
 }
 
-async fn scrape(server: &TestServer) -> String {
+pub(crate) async fn scrape(server: &TestServer) -> String {
     let port = server.metrics_port.expect("a metrics listener");
     let response = server
         .http
@@ -159,10 +170,29 @@ async fn every_family_is_exposed_and_requests_are_labelled_by_route_pattern() {
         ("checkout_webhook_attempts", "counter"),
         ("checkout_webhook_backlog", "gauge"),
         ("checkout_webhook_oldest_due_age_seconds", "gauge"),
+        ("checkout_http_requests_in_flight", "gauge"),
+        ("checkout_db_statement_duration_seconds", "histogram"),
     ] {
         assert!(
             types.contains(&expected),
             "{expected:?} missing from {types:?}"
+        );
+    }
+
+    // Every request above was answered: none left in flight (each counted in and out).
+    assert_eq!(
+        value(&families, "checkout_http_requests_in_flight", &[]),
+        0.0
+    );
+    // The database's statements, timed by their first keyword.
+    for kind in ["select", "insert", "with"] {
+        assert!(
+            value(
+                &families,
+                "checkout_db_statement_duration_seconds_count",
+                &[("kind", kind)]
+            ) >= 1.0,
+            "no {kind} statement timed"
         );
     }
 
@@ -303,4 +333,74 @@ async fn there_is_no_metrics_listener_by_default() {
     let server = TestServer::sandbox("metrics-off").await;
     assert_eq!(server.metrics_port, None);
     assert_eq!(server.get("/metrics", None).await.status, 404);
+}
+
+/// The metric names (`checkout_…`) that `text` mentions, without a histogram's sample
+/// suffixes.
+fn checkout_metric_names(text: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("checkout_") {
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        let name = &tail[..end];
+        let name = ["_bucket", "_count", "_sum"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .unwrap_or(name);
+        // Only names preceded by no identifier character (not `scripts/check_…`).
+        let before = rest[..at].chars().next_back();
+        if !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '/') {
+            names.insert(name.to_owned());
+        }
+        rest = &tail[end..];
+    }
+    names
+}
+
+/// Every metric an alert rule or a dashboard panel reads is one the service's code records
+/// (its name is a string constant of a crate's sources), so that a renamed metric cannot leave
+/// an alert that never fires.
+#[test]
+fn every_metric_an_alert_or_a_panel_reads_is_one_the_service_exports() {
+    let root = repo_root();
+    let mut exported = std::collections::BTreeSet::new();
+    let mut stack = vec![root.join("crates")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("tests") {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let source = std::fs::read_to_string(&path).unwrap();
+                for line in source.lines().filter(|l| l.contains("pub const")) {
+                    if let Some(start) = line.find("\"checkout_") {
+                        let name = &line[start + 1..];
+                        exported.insert(name[..name.find('"').unwrap()].to_owned());
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        exported.contains("checkout_http_requests_total"),
+        "{exported:?}"
+    );
+    for file in [
+        "deploy/prometheus/alerts.yml",
+        "deploy/grafana/checkout-dashboard.json",
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let used = checkout_metric_names(&text);
+        assert!(used.len() >= 8, "{file}: {used:?}");
+        let unknown: Vec<_> = used.difference(&exported).collect();
+        assert!(
+            unknown.is_empty(),
+            "{file} reads metrics nobody exports: {unknown:?}"
+        );
+    }
 }

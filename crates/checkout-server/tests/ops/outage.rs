@@ -19,7 +19,16 @@ async fn an_outage_is_a_clean_503_and_the_service_recovers_by_itself() {
     let db = Arc::new(TestDatabase::create().await.expect("a test database"));
     let proxy = DbProxy::start(db.url()).await;
     let url = proxy.url();
-    let server = TestServer::start_on(db, "outage", Mode::Sandbox, &[("DATABASE_URL", &url)]).await;
+    let server = TestServer::start_on(
+        db,
+        "outage",
+        Mode::Sandbox,
+        &[
+            ("DATABASE_URL", &url),
+            ("CHECKOUT__METRICS__ADDRESS", "127.0.0.1:0"),
+        ],
+    )
+    .await;
     let token = server.token().await;
     let before = server.new_checkout("OUTAGE").await;
     assert_eq!(server.get("/health/ready", None).await.status, 200);
@@ -83,6 +92,12 @@ async fn an_outage_is_a_clean_503_and_the_service_recovers_by_itself() {
         assert_eq!(record["state"], "Pending");
     }
     server.new_checkout("AFTER").await;
+    // The on-call engineer sees the outage in the database's error counter.
+    let families = crate::metrics::parse(&crate::metrics::scrape(&server).await);
+    assert!(
+        crate::metrics::total(&families, "checkout_db_errors_total") >= 1.0,
+        "the outage's failed connections and statements are counted"
+    );
     assert!(
         !server.log().contains("\"level\":\"ERROR\""),
         "an outage is not a bug: {}",
