@@ -417,7 +417,7 @@ mod tests {
                 }
             ]
         );
-        let ids: Vec<Uuid> = sessions.iter().map(|s| s.id.as_uuid()).collect();
+        let ids: Vec<Uuid> = sessions.iter().map(|s| s.id().as_uuid()).collect();
         let read: Vec<PaymentAttempt> = attempt_rows(&conn, &ids)
             .await
             .unwrap()

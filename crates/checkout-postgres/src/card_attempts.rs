@@ -37,12 +37,12 @@ pub(crate) async fn fill<'a>(
 ) -> anyhow::Result<()> {
     let paid: Vec<&mut PaymentSession> = sessions
         .into_iter()
-        .filter(|s| s.current_attempt.is_some())
+        .filter(|s| s.current_attempt().is_some())
         .collect();
     if paid.is_empty() {
         return Ok(());
     }
-    let ids: Vec<Uuid> = paid.iter().map(|s| s.id.as_uuid()).collect();
+    let ids: Vec<Uuid> = paid.iter().map(|s| s.id().as_uuid()).collect();
     let rows = attempt_rows(conn, &ids)
         .await
         .context("reading the card attempts of sessions")?;
@@ -61,8 +61,8 @@ pub(crate) fn attach<'a>(
         let session_id = attempt.session_id;
         let attempt = CardAttempt::from(&attempt);
         // Several events may be about one session: each gets the list.
-        for session in sessions.iter_mut().filter(|s| s.id == session_id) {
-            session.attempts.push(attempt.clone());
+        for session in sessions.iter_mut().filter(|s| s.id() == session_id) {
+            session.attach_attempt(attempt.clone());
         }
     }
     Ok(())

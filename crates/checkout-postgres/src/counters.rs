@@ -25,7 +25,7 @@ pub(crate) fn insert_statement(sessions: usize) {
 
 /// Counts a committed new session.
 pub(crate) fn session_created(session: &PaymentSession) {
-    let kind = match session.kind {
+    let kind = match session.kind() {
         SessionKind::IntegratedCheckout(_) => "IntegratedCheckout",
         SessionKind::PaymentLink => "PaymentLink",
     };

@@ -6,7 +6,7 @@ use crate::availability::StoreContext;
 use async_trait::async_trait;
 use checkout_domain::events::{EventCursor, EventSubject, EventType, PaymentEvent};
 use checkout_domain::ports::EventLog;
-use checkout_domain::session::{DisputeStatus, PaymentSession, SessionMoney, SessionState};
+use checkout_domain::session::{DisputeStatus, PaymentSession};
 use checkout_domain::values::{RefundId, TerminalNumber};
 use diesel::sql_types::{BigInt, Nullable, Numeric, SmallInt, Text, Timestamptz};
 use diesel::QueryableByName;
@@ -75,13 +75,17 @@ impl EventRow {
     pub(crate) fn into_event(self) -> anyhow::Result<PaymentEvent> {
         let kind = EventType::parse(&self.event_type)
             .with_context(|| format!("stored event type {:?} is unknown", self.event_type))?;
-        let state = SessionState::from_code(self.event_state)
-            .with_context(|| format!("stored event state {} is unknown", self.event_state))?;
         let transaction = self
             .event_txid
             .parse()
             .with_context(|| format!("stored transaction id {:?}", self.event_txid))?;
-        let session = session_from_rows(self.session, Vec::new(), Vec::new())?;
+        // The session as of the event: its state, last change and amounts are the event's.
+        let mut row = self.session;
+        row.state = self.event_state;
+        row.updated_at = self.event_occurred_at;
+        row.captured_amount = self.event_captured_amount;
+        row.refunded_amount = self.event_refunded_amount;
+        let session = session_from_rows(row, Vec::new(), Vec::new())?;
         let about = match (
             self.event_refund_id,
             self.event_dispute_reference,
@@ -103,16 +107,7 @@ impl EventRow {
                 transaction,
                 sequence: u64::try_from(self.event_seq).unwrap_or_default(),
             },
-            // The session as of the event: its state, last change and amounts are the event's.
-            session: PaymentSession {
-                state,
-                updated_at: self.event_occurred_at,
-                money: SessionMoney {
-                    captured: self.event_captured_amount,
-                    refunded: self.event_refunded_amount,
-                },
-                ..session
-            },
+            session,
             about,
         })
     }

@@ -7,7 +7,8 @@ use checkout_domain::auth::{OAuthClient, Role};
 use checkout_domain::card::CardBrand;
 use checkout_domain::session::{
     AttemptState, Callbacks, Charge, Dispute, DisputeStatus, HoldAction, HoldActionKind, Item,
-    LedgerState, PaymentAttempt, PaymentSession, Refund, SessionKind, SessionMoney, SessionState,
+    LedgerState, PaymentAttempt, PaymentSession, Refund, SessionKind, SessionMoney, SessionRecord,
+    SessionState,
 };
 use checkout_domain::terminal::{CaptureMethod, Terminal};
 use checkout_domain::values::{
@@ -112,7 +113,7 @@ fn position(i: usize) -> anyhow::Result<i32> {
 
 /// The item rows of `s`, numbered in order.
 pub(crate) fn item_rows(s: &PaymentSession) -> anyhow::Result<Vec<ItemRow>> {
-    s.items
+    s.items()
         .iter()
         .enumerate()
         .map(|(i, item)| {
@@ -129,7 +130,7 @@ pub(crate) fn item_rows(s: &PaymentSession) -> anyhow::Result<Vec<ItemRow>> {
 
 /// The charge rows of `s`, numbered in order.
 pub(crate) fn charge_rows(s: &PaymentSession) -> anyhow::Result<Vec<ChargeRow>> {
-    s.charges
+    s.charges()
         .iter()
         .enumerate()
         .map(|(i, charge)| {
@@ -222,7 +223,7 @@ fn build_session(
             })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok(PaymentSession {
+    Ok(PaymentSession::restore(SessionRecord {
         id: SessionId::from_uuid(row.id),
         terminal: text(
             "terminal number",
@@ -261,13 +262,11 @@ fn build_session(
         updated_at: row.updated_at,
         current_attempt: row.current_attempt_id.map(AttemptId::from_uuid),
         expires_at: row.expires_at,
-        money: SessionMoney {
-            captured: row.captured_amount,
-            refunded: row.refunded_amount,
-        },
+        money: SessionMoney::new(row.captured_amount, row.refunded_amount, currency)
+            .map_err(|e| anyhow!("stored captured or refunded amount {e}"))?,
         attempts: Vec::new(),
         disputes: Vec::new(),
-    })
+    }))
 }
 
 /// A `payment_attempts` row (without its insertion counter).

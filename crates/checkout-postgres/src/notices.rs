@@ -55,19 +55,19 @@ pub(crate) async fn fill_disputes<'a>(
 ) -> anyhow::Result<()> {
     let mut captured: Vec<&mut PaymentSession> = sessions
         .into_iter()
-        .filter(|s| s.state == checkout_domain::session::SessionState::Successful)
+        .filter(|s| s.state() == checkout_domain::session::SessionState::Successful)
         .collect();
     if captured.is_empty() {
         return Ok(());
     }
-    let ids: Vec<Uuid> = captured.iter().map(|s| s.id.as_uuid()).collect();
+    let ids: Vec<Uuid> = captured.iter().map(|s| s.id().as_uuid()).collect();
     let rows = dispute_rows(conn, &ids)
         .await
         .context("reading the disputes of sessions")?;
     for row in rows {
         let dispute = Dispute::try_from(row)?;
-        for session in captured.iter_mut().filter(|s| s.id == dispute.session_id) {
-            session.disputes.push(dispute.clone());
+        for session in captured.iter_mut().filter(|s| s.id() == dispute.session_id) {
+            session.attach_dispute(dispute.clone());
         }
     }
     Ok(())

@@ -103,8 +103,8 @@ impl Combined for WholeSessionReads {
                 items.remove(&id).unwrap_or_default(),
                 charges.remove(&id).unwrap_or_default(),
             )?;
-            terminals.insert(session.id, terminal.map(Terminal::try_from).transpose()?);
-            sessions.insert(session.id, session);
+            terminals.insert(session.id(), terminal.map(Terminal::try_from).transpose()?);
+            sessions.insert(session.id(), session);
         }
         card_attempts::attach(attempts, sessions.values_mut())?;
         Ok(answers(ids, sessions, terminals))
@@ -186,11 +186,11 @@ impl Combined for SessionReads {
         let mut terminals = HashMap::new();
         for (row, terminal) in rows {
             let session = session_from_rows(row, Vec::new(), Vec::new())?;
-            terminals.insert(session.id, terminal.map(Terminal::try_from).transpose()?);
+            terminals.insert(session.id(), terminal.map(Terminal::try_from).transpose()?);
             sessions.push(session);
         }
         card_attempts::fill(&conn, sessions.iter_mut()).await?;
-        let sessions = sessions.into_iter().map(|s| (s.id, s)).collect();
+        let sessions = sessions.into_iter().map(|s| (s.id(), s)).collect();
         let ids: Vec<&SessionId> = reads.iter().map(|(id, _)| id).collect();
         Ok(answers(&ids, sessions, terminals))
     }

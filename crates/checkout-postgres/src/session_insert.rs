@@ -160,15 +160,15 @@ static AFTER_ARRAYS: LazyLock<[String; 3]> = LazyLock::new(|| {
 impl<'a> NewSessionRow<'a> {
     /// The row of `s`.
     pub(crate) fn of(s: &'a PaymentSession) -> Self {
-        let callbacks = match &s.kind {
+        let callbacks = match &s.kind() {
             SessionKind::IntegratedCheckout(c) => Some(c.as_ref()),
             SessionKind::PaymentLink => None,
         };
         NewSessionRow {
-            id: s.id.as_uuid(),
-            terminal_number: s.terminal.as_str(),
-            merchant_reference: s.reference.as_str(),
-            internal_reference: s.internal_reference.as_str(),
+            id: s.id().as_uuid(),
+            terminal_number: s.terminal().as_str(),
+            merchant_reference: s.reference().as_str(),
+            internal_reference: s.internal_reference().as_str(),
             kind: if callbacks.is_some() {
                 KIND_CHECKOUT
             } else {
@@ -179,20 +179,20 @@ impl<'a> NewSessionRow<'a> {
             callback_back_url: callbacks
                 .and_then(|c| c.back.as_ref())
                 .map(CallbackUrl::as_str),
-            amount: s.amount.value(),
-            currency: s.amount.currency().code(),
-            description: s.description.as_ref().map(DisplayText::as_str),
-            email: s.email.as_ref().map(Email::as_str),
-            culture: s.culture.map(|c| c.as_str()),
-            state: s.state.code(),
-            expires_at: s.expires_at,
-            created_at: s.created_at,
-            updated_at: s.updated_at,
-            current_attempt_id: s.current_attempt.map(|a| a.as_uuid()),
-            captured_amount: s.money.captured,
-            refunded_amount: s.money.refunded,
-            metadata: metadata_column(&s.metadata),
-            capture_method: s.capture_method.map(CaptureMethod::as_str),
+            amount: s.amount().value(),
+            currency: s.amount().currency().code(),
+            description: s.description().as_ref().map(DisplayText::as_str),
+            email: s.email().as_ref().map(Email::as_str),
+            culture: s.culture().map(|c| c.as_str()),
+            state: s.state().code(),
+            expires_at: s.expires_at(),
+            created_at: s.created_at(),
+            updated_at: s.updated_at(),
+            current_attempt_id: s.current_attempt().map(|a| a.as_uuid()),
+            captured_amount: s.money().captured().map(|c| c.value()),
+            refunded_amount: s.money().refunded().value(),
+            metadata: metadata_column(s.metadata()),
+            capture_method: s.capture_method().map(CaptureMethod::as_str),
         }
     }
 }
@@ -228,7 +228,7 @@ impl<'a> InsertSessions<'a> {
     }
 
     fn push(&mut self, s: &'a PaymentSession, read: Option<&Terminal>) -> anyhow::Result<()> {
-        let id = s.id.as_uuid();
+        let id = s.id().as_uuid();
         for item in item_rows(s)? {
             self.items.push(NewItemRow {
                 session_id: id,

@@ -46,6 +46,38 @@ const CLAIM_DUE_SQL: &str = "\
         due.next_check_at AS next_check_at, due.next_check_at AS due_at, a.created_at, \
         a.updated_at, a.capture_method";
 
+/// Claims the held authorisations due for a check (`Sweeps::claim_due_holds`): authorized
+/// attempts (the partial index `payment_attempts_held`) since `$1` or earlier, not claimed
+/// past `$2`, oldest first, at most `$3`, `FOR UPDATE OF a SKIP LOCKED` so that two sweeps never
+/// claim one. Each one's `next_check_at` goes to `$4` when its session still holds it
+/// (ApprovedTransaction, 3, by this attempt), else to `$5`, far ahead: never checked again.
+/// Only the held ones are returned.
+const CLAIM_HOLDS_SQL: &str = "\
+    WITH due AS (\
+        SELECT a.id, a.session_id, a.updated_at, \
+            (s.state = 3 AND s.current_attempt_id = a.id) AS held \
+        FROM payment_attempts a JOIN payment_sessions s ON s.id = a.session_id \
+        WHERE a.state = 'authorized' AND a.updated_at <= $1 \
+          AND (a.next_check_at IS NULL OR a.next_check_at <= $2) \
+        ORDER BY a.updated_at LIMIT $3 FOR UPDATE OF a SKIP LOCKED), \
+    claimed AS (\
+        UPDATE payment_attempts a SET next_check_at = CASE WHEN due.held THEN $4 ELSE $5 END \
+        FROM due WHERE a.id = due.id \
+        RETURNING due.session_id, due.updated_at AS held_since, due.held) \
+    SELECT session_id, held_since FROM claimed WHERE held";
+
+/// The next check of an authorised attempt whose session no longer holds it: never.
+const NEVER: OffsetDateTime = time::macros::datetime!(9999-12-31 00:00 UTC);
+
+/// A claimed hold: its session, and since when it is held.
+#[derive(QueryableByName)]
+struct ClaimedHold {
+    #[diesel(sql_type = sql_types::Uuid)]
+    session_id: Uuid,
+    #[diesel(sql_type = sql_types::Timestamptz)]
+    held_since: OffsetDateTime,
+}
+
 /// A claimed attempt, with the time it was due.
 #[derive(QueryableByName)]
 struct ClaimedAttempt {
@@ -368,6 +400,30 @@ impl Sweeps for PgStore {
             .collect::<anyhow::Result<Vec<_>>>()?;
         claimed.sort_by_key(|(due, _)| *due);
         Ok(claimed.into_iter().map(|(_, a)| a).collect())
+    }
+
+    async fn claim_due_holds(
+        &self,
+        held_since: OffsetDateTime,
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<SessionId>> {
+        let mut conn = self.conn().await?;
+        let mut rows: Vec<ClaimedHold> = diesel::sql_query(CLAIM_HOLDS_SQL)
+            .bind::<sql_types::Timestamptz, _>(held_since)
+            .bind::<sql_types::Timestamptz, _>(now)
+            .bind::<BigInt, _>(i64::from(limit))
+            .bind::<sql_types::Timestamptz, _>(until)
+            .bind::<sql_types::Timestamptz, _>(NEVER)
+            .load(&mut conn)
+            .await
+            .context("claiming the held authorisations due for a check")?;
+        rows.sort_by_key(|r| r.held_since);
+        Ok(rows
+            .into_iter()
+            .map(|r| SessionId::from_uuid(r.session_id))
+            .collect())
     }
 
     async fn unresolved_attempts(&self) -> anyhow::Result<(u64, Option<OffsetDateTime>)> {

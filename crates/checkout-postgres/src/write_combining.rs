@@ -55,7 +55,7 @@ pub(crate) async fn insert(
         Ok(Written::ReferenceHeld) => Err(InsertError::DuplicateReference),
         Ok(Written::TerminalChanged) => {
             // What was seen of the terminal is stale: the next create reads it afresh.
-            store.terminals_seen().forget(&session.terminal);
+            store.terminals_seen().forget(session.terminal());
             Err(InsertError::TerminalChanged)
         }
         Err(e) => Err(InsertError::Store(e)),
@@ -68,7 +68,7 @@ impl Combined for SessionWrites {
     const KIND: &'static str = "session insert";
 
     fn describe(new: &NewSession) -> String {
-        format!("inserting payment session {}", new.session.id)
+        format!("inserting payment session {}", new.session.id())
     }
 
     fn combiner(store: &PgStore) -> &Combiner<Self> {
@@ -80,8 +80,14 @@ impl Combined for SessionWrites {
         // statements never wait on each other's index entries in opposite orders (a deadlock).
         let mut ordered = news.to_vec();
         ordered.sort_by(|a, b| {
-            (a.session.terminal.as_str(), a.session.reference.as_str())
-                .cmp(&(b.session.terminal.as_str(), b.session.reference.as_str()))
+            (
+                a.session.terminal().as_str(),
+                a.session.reference().as_str(),
+            )
+                .cmp(&(
+                    b.session.terminal().as_str(),
+                    b.session.reference().as_str(),
+                ))
         });
         let statement = InsertSessions::of(ordered.iter().map(|n| (&n.session, n.read.as_ref())))?;
         let count = statement.len();
@@ -90,7 +96,7 @@ impl Combined for SessionWrites {
         counters::insert_statement(count);
         Ok(news
             .iter()
-            .map(|n| match written.get(&n.session.id.as_uuid()) {
+            .map(|n| match written.get(&n.session.id().as_uuid()) {
                 Some(true) => Written::Inserted,
                 Some(false) => Written::TerminalChanged,
                 None => Written::ReferenceHeld,

@@ -2,9 +2,9 @@
 //! and refund are the production adapter's) against a real localstripe (a fresh store per
 //! test). Needs `scripts/localstripe.sh` to have run once (or `LOCALSTRIPE_BIN`).
 //!
-//! The adapter authorises with automatic capture, so an authorisation held without capture is
-//! made here directly at localstripe (`capture_method=manual`), as a card that Stripe
-//! authorises only would be. localstripe's intents carry no `amount_received`, so the amount
+//! An authorisation held without capture is made both directly at localstripe
+//! (`capture_method=manual`) and by the adapter itself (a terminal with manual capture), then
+//! captured in whole or part, or voided; refunds are made and read back. localstripe's intents carry no `amount_received`, so the amount
 //! the adapter reports captured (Stripe's `amount_received`) reads 0 against it: these tests
 //! check what localstripe holds instead (the intent succeeded, the charge captured; a partial
 //! capture is kept by localstripe as a capture of the whole and a refund of the rest). Not
@@ -206,4 +206,128 @@ async fn refunding_a_declined_payment_is_refused_and_nothing_is_refunded() {
         "{answer:?}"
     );
     assert!(localstripe.refunds().await.is_empty());
+}
+
+/// A held authorisation asked by the adapter itself (`capture_method=manual`, as a terminal
+/// with manual capture asks): localstripe holds it `requires_capture` with nothing captured.
+async fn held_by_the_adapter(stripe: &LocalstripeProcessor) -> (Payment, String) {
+    let mut payment = Payment::new(card("4242424242424242"));
+    payment.tokenize(stripe).await.unwrap();
+    let request = checkout_domain::ports::AuthorizationRequest {
+        capture: checkout_domain::terminal::CaptureMethod::Manual,
+        ..payment.request()
+    };
+    let reference = match stripe.authorize(request).await {
+        Ok(ProcessorOutcome::Approved {
+            processor_reference,
+            captured: false,
+        }) => processor_reference,
+        other => panic!("expected an authorisation held without capture, got {other:?}"),
+    };
+    (payment, reference)
+}
+
+#[tokio::test]
+async fn the_adapters_manual_authorisation_is_held_then_captured_in_part() {
+    let localstripe = Localstripe::start();
+    let stripe = processor(&localstripe);
+    let (payment, intent) = held_by_the_adapter(&stripe).await;
+    let held = localstripe.payment_intent(&intent).await;
+    assert_eq!(held["status"], "requires_capture", "{held}");
+    assert_eq!(held["capture_method"], "manual", "{held}");
+    let charges = localstripe.succeeded_charges().await;
+    assert_eq!(charges.len(), 1, "{charges:?}");
+    assert_eq!(charges[0]["captured"], false, "authorised, not captured");
+    // A read of it says the same: approved, not captured.
+    assert!(matches!(
+        stripe.retrieve(&intent).await,
+        Ok(ProcessorOutcome::Approved {
+            captured: false,
+            ..
+        })
+    ));
+
+    let request = CaptureRequest {
+        action: ActionId::from_uuid(payment.attempt.as_uuid()),
+        processor_reference: &intent,
+        amount: usd("7.00"),
+    };
+    assert!(stripe.capture(request).await.is_ok());
+    assert_eq!(
+        localstripe.payment_intent(&intent).await["status"],
+        "succeeded"
+    );
+    let charges = localstripe.succeeded_charges().await;
+    assert_eq!(charges[0]["captured"], true);
+    // localstripe keeps a partial capture as the whole captured and the rest returned.
+    let returned: Vec<i64> = localstripe
+        .refunds()
+        .await
+        .iter()
+        .map(|r| r["amount"].as_i64().unwrap())
+        .collect();
+    assert_eq!(returned, [1050 - 700]);
+}
+
+#[tokio::test]
+async fn voiding_the_adapters_manual_authorisation_cancels_it_and_captures_nothing() {
+    let localstripe = Localstripe::start();
+    let stripe = processor(&localstripe);
+    let (payment, intent) = held_by_the_adapter(&stripe).await;
+    assert!(matches!(
+        stripe.cancel(&intent).await,
+        Ok(ProcessorOutcome::Canceled { .. })
+    ));
+    assert_eq!(
+        localstripe.payment_intent(&intent).await["status"],
+        "canceled"
+    );
+    // A read afterwards says canceled, and a capture is refused with nothing taken.
+    assert!(matches!(
+        stripe.retrieve(&intent).await,
+        Ok(ProcessorOutcome::Canceled { .. })
+    ));
+    let capture = stripe
+        .capture(CaptureRequest {
+            action: ActionId::from_uuid(payment.attempt.as_uuid()),
+            processor_reference: &intent,
+            amount: usd("10.50"),
+        })
+        .await;
+    assert!(
+        matches!(capture, Err(ProcessorError::Controlled(_))),
+        "{capture:?}"
+    );
+    let charges = localstripe.succeeded_charges().await;
+    assert!(
+        charges.iter().all(|c| c["captured"] == false),
+        "{charges:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_refund_is_read_back_by_its_reference_and_names_its_ledger_row() {
+    let localstripe = Localstripe::start();
+    let stripe = processor(&localstripe);
+    let intent = captured(&stripe).await;
+    let request = refund(&intent, "2.50");
+    let row = request.refund;
+    let RefundOutcome::Succeeded { refund_reference } = stripe.refund(request).await.unwrap()
+    else {
+        panic!("expected a refund");
+    };
+    let read = stripe.refund_status(&refund_reference).await;
+    assert!(
+        matches!(&read, Ok(RefundOutcome::Succeeded { refund_reference: r }) if *r == refund_reference),
+        "{read:?}"
+    );
+    let refunds = localstripe.refunds().await;
+    assert_eq!(refunds.len(), 1, "{refunds:?}");
+    assert_eq!(refunds[0]["amount"], 250);
+    assert_eq!(refunds[0]["metadata"]["refund"], row.to_string());
+    // A reference localstripe never issued is not an answer about any refund.
+    assert!(matches!(
+        stripe.refund_status("re_unknown0000000000").await,
+        Err(ProcessorError::Communication(_))
+    ));
 }

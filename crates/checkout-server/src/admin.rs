@@ -124,6 +124,8 @@ pub enum Command {
         /// The terminal.
         terminal: String,
     },
+    /// Refunds left for review (`reversals review|recheck`, see [`crate::reversal_review`]).
+    Reversals(crate::reversal_review::ReversalCommand),
 }
 
 impl Command {
@@ -219,6 +221,7 @@ impl Command {
             ["guard", "clear", terminal] => Command::ClearGuard {
                 terminal: (*terminal).to_owned(),
             },
+            ["reversals", rest @ ..] => Command::Reversals(crate::reversal_review::parse(rest)?),
             _ => return Err(format!("unknown command: {}", words.join(" "))),
         };
         Ok(c)
@@ -351,6 +354,9 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
             run_webhook(settings, store, command, &mut out).await?;
         }
         Command::Migrate => writeln!(out, "migrations applied")?,
+        Command::Reversals(command) => {
+            crate::reversal_review::run(&store, command, &mut out).await?;
+        }
         Command::ShowGuard { terminal } => {
             use checkout_domain::ports::CardGuard;
             let number = terminal_number(&terminal)?;

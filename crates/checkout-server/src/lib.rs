@@ -5,6 +5,7 @@ pub mod application;
 pub mod database;
 pub mod health;
 pub mod metrics;
+pub mod reversal_review;
 pub mod sandbox;
 pub mod settings;
 pub mod system;

@@ -16,6 +16,8 @@
 //! checkout webhook list <terminal number>
 //! checkout webhook delete|rotate-secret|enable <terminal number> <endpoint id>
 //! checkout guard show|clear <terminal number>      the card-testing guard's state; clear it
+//! checkout reversals review [--terminal <number>]  refunds reconciliation left for review
+//! checkout reversals recheck <refund id> --processor-id <id>   reads it at the processor again
 //! checkout migrate                                 apply database migrations and exit
 //! ```
 
@@ -39,6 +41,8 @@ const USAGE: &str = "usage: checkout serve
        checkout webhook list <terminal number>
        checkout webhook delete|rotate-secret|enable <terminal number> <endpoint id>
        checkout guard show|clear <terminal number>
+       checkout reversals review [--terminal <number>]
+       checkout reversals recheck <refund id> --processor-id <id>
        checkout migrate
 settings: CHECKOUT_CONFIG=<file.json>, CHECKOUT__SECTION__FIELD=value, DATABASE_URL (see README)";
 

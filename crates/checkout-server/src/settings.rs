@@ -226,6 +226,10 @@ pub struct CheckoutSettings {
     pub reconcile_max_backoff_seconds: u32,
     /// Attempts asked about per sweep, at most (one processor call each).
     pub reconcile_batch: u32,
+    /// How long an authorisation is held uncaptured before the reconciliation sweep reads it
+    /// at the processor to notice that it expired there (Stripe: 7 days), seconds; then again
+    /// every `reconcile_max_backoff_seconds` while it stays held.
+    pub reconcile_hold_check_after_seconds: u32,
     /// How long a running request holds its `Idempotency-Key`, seconds: a claim that neither
     /// saved nor released its key by then (the process died) lets the next request with the
     /// key run. Above the processor timeout; a money route's retry never moves money twice
@@ -600,6 +604,7 @@ impl Default for CheckoutSettings {
             reconcile_after_seconds: 30,
             reconcile_max_backoff_seconds: 3600,
             reconcile_batch: 50,
+            reconcile_hold_check_after_seconds: 7 * 24 * 3600,
             idempotency_lease_seconds: 60,
             link_expiration_min_minutes: 5,
             link_expiration_max_minutes: 43_200,

@@ -260,6 +260,9 @@ pub fn wire(settings: &Settings, base_url: &str, store: PgStore) -> anyhow::Resu
         first_check_after: Duration::seconds(i64::from(settings.checkout.reconcile_after_seconds)),
         max_backoff: Duration::seconds(i64::from(settings.checkout.reconcile_max_backoff_seconds)),
         batch: settings.checkout.reconcile_batch,
+        hold_check_after: Duration::seconds(i64::from(
+            settings.checkout.reconcile_hold_check_after_seconds,
+        )),
         // Long enough for a whole batch of calls that each time out.
         lease: Duration::milliseconds(
             i64::try_from(settings.processor.timeout_ms).unwrap_or(i64::MAX / 4)

@@ -37,6 +37,23 @@ pub trait Sweeps: Send + Sync {
         limit: u32,
     ) -> anyhow::Result<Vec<PaymentAttempt>>;
 
+    /// Claims the held authorisations due for a check at the processor (did it expire
+    /// there?): sessions in ApprovedTransaction since `held_since` or earlier whose
+    /// authorised current attempt was never claimed for this check or whose last claim ran
+    /// until `now` or earlier, longest held first, at most `limit`; returns their sessions.
+    ///
+    /// MUST push each claimed authorisation's next check (the authorised attempt's
+    /// `next_check_at`) to `until` in the same atomic step, and MUST skip those another caller
+    /// is claiming at the same moment, so that two sweeps (two instances) never check the
+    /// same authorisation at once.
+    async fn claim_due_holds(
+        &self,
+        held_since: OffsetDateTime,
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<SessionId>>;
+
     /// How many attempts are unresolved (Sent or Unknown), and the creation time of the
     /// oldest: the reconciliation backlog.
     async fn unresolved_attempts(&self) -> anyhow::Result<(u64, Option<OffsetDateTime>)>;

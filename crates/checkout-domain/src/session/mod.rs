@@ -27,8 +27,9 @@ use url::Url;
 
 use crate::terminal::CaptureMethod;
 use crate::values::{
-    Amount, AttemptId, CallbackUrl, Culture, DisplayText, Email, InternalReference, ItemCode,
-    LineAmount, MerchantReference, Metadata, SessionId, TerminalNumber,
+    Amount, AmountError, AttemptId, CallbackUrl, Culture, Currency, DisplayText, Email,
+    InternalReference, ItemCode, LineAmount, MerchantReference, Metadata, MovedAmount, SessionId,
+    TerminalNumber,
 };
 
 /// Where the payer's browser goes after an integrated checkout (spec section 6).
@@ -89,12 +90,42 @@ pub struct Charge {
 
 /// A payment session: what the merchant asked to collect, and where it stands.
 ///
-/// Sessions are made by the start-payment and payment-link use cases from a validated
-/// [`SessionRequest`]; afterwards only `state`, `updated_at` and the money moved after the
-/// payment (`money`) change, and only through [`SessionState::apply`] and the repository's
-/// guarded writes.
+/// Its fields are private to this module: a session is made only by
+/// [`PaymentSession::restore`] (a new one by the create use cases, a stored one by the store
+/// adapter reading its row), and afterwards its state moves only through
+/// [`SessionState::apply`] ([`PaymentSession::moved`], [`PaymentSession::submitted`]) after
+/// the repository's guarded write recorded the move.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaymentSession {
+    id: SessionId,
+    terminal: TerminalNumber,
+    reference: MerchantReference,
+    internal_reference: InternalReference,
+    kind: SessionKind,
+    amount: Amount,
+    description: Option<DisplayText>,
+    email: Option<Email>,
+    culture: Option<Culture>,
+    items: Vec<Item>,
+    charges: Vec<Charge>,
+    metadata: Metadata,
+    capture_method: Option<CaptureMethod>,
+    state: SessionState,
+    current_attempt: Option<AttemptId>,
+    created_at: OffsetDateTime,
+    updated_at: OffsetDateTime,
+    expires_at: OffsetDateTime,
+    money: SessionMoney,
+    attempts: Vec<CardAttempt>,
+    disputes: Vec<Dispute>,
+}
+
+/// A session as a store holds it, field by field: what [`PaymentSession::restore`] rebuilds
+/// a session from and [`PaymentSession::into_record`] gives back. For store adapters reading
+/// a row and for the create use cases (a new session is Pending, nothing moved); nothing else
+/// builds one to change a session's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRecord {
     /// The `checkoutSessionId`.
     pub id: SessionId,
     /// The terminal the session belongs to.
@@ -123,43 +154,329 @@ pub struct PaymentSession {
     pub capture_method: Option<CaptureMethod>,
     /// Where the session stands.
     pub state: SessionState,
-    /// The attempt the session is waiting on or was settled by: only an answer about this
-    /// attempt may move the session (`None` before the first card submission).
+    /// The attempt the session is waiting on or was settled by.
     pub current_attempt: Option<AttemptId>,
     /// When it was created (UTC).
     pub created_at: OffsetDateTime,
     /// When its state last changed (UTC).
     pub updated_at: OffsetDateTime,
-    /// After this instant it can no longer be paid (for links: `expirationDateTime`).
+    /// After this instant it can no longer be paid.
     pub expires_at: OffsetDateTime,
-    /// What the merchant captured and refunded after the payment.
+    /// What the merchant captured and refunded after the payment, in the session's currency.
     pub money: SessionMoney,
-    /// The card attempts, oldest first, as the store last read them (the status record
-    /// lists them); empty before the first card.
+    /// The card attempts, oldest first, as the store read them.
     pub attempts: Vec<CardAttempt>,
-    /// The disputes the processor reported, oldest first, as the store last read them (the
-    /// status record lists them); only a captured session has any.
+    /// The disputes, oldest first, as the store read them.
     pub disputes: Vec<Dispute>,
 }
 
-/// The money a session moved after its authorisation: what was captured and refunded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// The money a session moved after its authorisation, in the session's currency and at its
+/// scale: what was captured and refunded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionMoney {
+    captured: Option<Amount>,
+    refunded: MovedAmount,
+}
+
+impl SessionMoney {
+    /// Nothing captured by the merchant, nothing refunded, in `currency`.
+    pub fn nothing(currency: Currency) -> SessionMoney {
+        SessionMoney {
+            captured: None,
+            refunded: MovedAmount::zero(currency),
+        }
+    }
+
+    /// The amounts a store holds, checked against `currency` (its scale; a capture above
+    /// zero, a refunded sum zero or more).
+    pub fn new(
+        captured: Option<Decimal>,
+        refunded: Decimal,
+        currency: Currency,
+    ) -> Result<SessionMoney, AmountError> {
+        Ok(SessionMoney {
+            captured: captured.map(|c| Amount::new(c, currency)).transpose()?,
+            refunded: MovedAmount::new(refunded, currency)?,
+        })
+    }
+
     /// The amount the merchant captured (a partial capture is less than the session's
     /// amount); `None` when no capture of the merchant's was recorded (a payment captured
     /// with its authorisation captured the whole amount).
-    pub captured: Option<Decimal>,
+    pub fn captured(&self) -> Option<Amount> {
+        self.captured
+    }
+
     /// The sum of the refunds the processor confirmed.
-    pub refunded: Decimal,
+    pub fn refunded(&self) -> MovedAmount {
+        self.refunded
+    }
 }
 
 impl PaymentSession {
+    /// Rebuilds a session from what a store holds (or opens a new one from a record that is
+    /// Pending with nothing moved): the one way to make a session.
+    pub fn restore(record: SessionRecord) -> PaymentSession {
+        let SessionRecord {
+            id,
+            terminal,
+            reference,
+            internal_reference,
+            kind,
+            amount,
+            description,
+            email,
+            culture,
+            items,
+            charges,
+            metadata,
+            capture_method,
+            state,
+            current_attempt,
+            created_at,
+            updated_at,
+            expires_at,
+            money,
+            attempts,
+            disputes,
+        } = record;
+        PaymentSession {
+            id,
+            terminal,
+            reference,
+            internal_reference,
+            kind,
+            amount,
+            description,
+            email,
+            culture,
+            items,
+            charges,
+            metadata,
+            capture_method,
+            state,
+            current_attempt,
+            created_at,
+            updated_at,
+            expires_at,
+            money,
+            attempts,
+            disputes,
+        }
+    }
+
+    /// The session as a store would hold it (for store adapters writing it).
+    pub fn into_record(self) -> SessionRecord {
+        let PaymentSession {
+            id,
+            terminal,
+            reference,
+            internal_reference,
+            kind,
+            amount,
+            description,
+            email,
+            culture,
+            items,
+            charges,
+            metadata,
+            capture_method,
+            state,
+            current_attempt,
+            created_at,
+            updated_at,
+            expires_at,
+            money,
+            attempts,
+            disputes,
+        } = self;
+        SessionRecord {
+            id,
+            terminal,
+            reference,
+            internal_reference,
+            kind,
+            amount,
+            description,
+            email,
+            culture,
+            items,
+            charges,
+            metadata,
+            capture_method,
+            state,
+            current_attempt,
+            created_at,
+            updated_at,
+            expires_at,
+            money,
+            attempts,
+            disputes,
+        }
+    }
+
+    /// The session after `event` at `at`, as the repository's guarded write recorded it: the
+    /// state [`SessionState::apply`] decides, or [`IllegalTransition`].
+    pub fn moved(
+        self,
+        event: SessionEvent,
+        at: OffsetDateTime,
+    ) -> Result<PaymentSession, IllegalTransition> {
+        let state = self.state.apply(event)?;
+        Ok(PaymentSession {
+            state,
+            updated_at: at,
+            ..self
+        })
+    }
+
+    /// The session after the payer submitted a card for `attempt` at `at`
+    /// ([`SessionEvent::CardSubmitted`]): Processing, waiting on that attempt.
+    pub fn submitted(
+        self,
+        attempt: AttemptId,
+        at: OffsetDateTime,
+    ) -> Result<PaymentSession, IllegalTransition> {
+        let moved = self.moved(SessionEvent::CardSubmitted, at)?;
+        Ok(PaymentSession {
+            current_attempt: Some(attempt),
+            ..moved
+        })
+    }
+
+    /// The session without its items and charges, as the reads that leave them out return it.
+    pub fn without_lines(self) -> PaymentSession {
+        PaymentSession {
+            items: Vec::new(),
+            charges: Vec::new(),
+            ..self
+        }
+    }
+
+    /// Appends a card attempt the store read (reads list them oldest first).
+    pub fn attach_attempt(&mut self, attempt: CardAttempt) {
+        self.attempts.push(attempt);
+    }
+
+    /// Appends a dispute the store read (reads list them oldest first).
+    pub fn attach_dispute(&mut self, dispute: Dispute) {
+        self.disputes.push(dispute);
+    }
+
+    /// The `checkoutSessionId`.
+    pub fn id(&self) -> SessionId {
+        self.id
+    }
+
+    /// The terminal the session belongs to.
+    pub fn terminal(&self) -> &TerminalNumber {
+        &self.terminal
+    }
+
+    /// The merchant's `transactionReferenceNumber`.
+    pub fn reference(&self) -> &MerchantReference {
+        &self.reference
+    }
+
+    /// The service's `internalTransactionReferenceNumber`.
+    pub fn internal_reference(&self) -> &InternalReference {
+        &self.internal_reference
+    }
+
+    /// Integrated checkout (with callbacks) or payment link.
+    pub fn kind(&self) -> &SessionKind {
+        &self.kind
+    }
+
+    /// `totalTransactionAmount` and `currencyCode`.
+    pub fn amount(&self) -> Amount {
+        self.amount
+    }
+
+    /// `generalPurchaseDescription`.
+    pub fn description(&self) -> &Option<DisplayText> {
+        &self.description
+    }
+
+    /// `userEmail`.
+    pub fn email(&self) -> &Option<Email> {
+        &self.email
+    }
+
+    /// `culture`.
+    pub fn culture(&self) -> Option<Culture> {
+        self.culture
+    }
+
+    /// `items`.
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    /// `additionalCharges`.
+    pub fn charges(&self) -> &[Charge] {
+        &self.charges
+    }
+
+    /// `metadata`: the merchant's own pairs, returned as given.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// `captureMethod` when the create asked for one; the terminal's applies when `None`.
+    pub fn capture_method(&self) -> Option<CaptureMethod> {
+        self.capture_method
+    }
+
+    /// Where the session stands.
+    pub fn state(&self) -> SessionState {
+        self.state
+    }
+
+    /// The attempt the session is waiting on or was settled by: only an answer about this
+    /// attempt may move the session (`None` before the first card submission).
+    pub fn current_attempt(&self) -> Option<AttemptId> {
+        self.current_attempt
+    }
+
+    /// When it was created (UTC).
+    pub fn created_at(&self) -> OffsetDateTime {
+        self.created_at
+    }
+
+    /// When its state last changed (UTC).
+    pub fn updated_at(&self) -> OffsetDateTime {
+        self.updated_at
+    }
+
+    /// After this instant it can no longer be paid (for links: `expirationDateTime`).
+    pub fn expires_at(&self) -> OffsetDateTime {
+        self.expires_at
+    }
+
+    /// What the merchant captured and refunded after the payment.
+    pub fn money(&self) -> SessionMoney {
+        self.money
+    }
+
+    /// The card attempts, oldest first, as the store last read them (the status record
+    /// lists them); empty before the first card.
+    pub fn attempts(&self) -> &[CardAttempt] {
+        &self.attempts
+    }
+
+    /// The disputes the processor reported, oldest first, as the store last read them (the
+    /// status record lists them); only a captured session has any.
+    pub fn disputes(&self) -> &[Dispute] {
+        &self.disputes
+    }
+
     /// The amount captured: the merchant's capture, else the whole amount once Successful;
     /// zero while nothing is captured.
-    pub fn captured_amount(&self) -> Decimal {
+    pub fn captured_amount(&self) -> MovedAmount {
         match self.state {
-            SessionState::Successful => self.money.captured.unwrap_or(self.amount.value()),
-            _ => Decimal::ZERO,
+            SessionState::Successful => self.money.captured.unwrap_or(self.amount).into(),
+            _ => MovedAmount::zero(self.amount.currency()),
         }
     }
 

@@ -16,7 +16,7 @@ use crate::card::{CardBrand, CardDetails};
 use crate::ports::{AuthorizationRequest, CardProcessor, ProcessorError, ProcessorOutcome};
 use crate::session::{
     AttemptState, Callbacks, Charge, Item, LedgerState, PaymentAttempt, PaymentSession, Refund,
-    SessionKind, SessionState,
+    SessionKind, SessionMoney, SessionRecord, SessionState,
 };
 use crate::values::{
     Amount, AttemptId, CallbackUrl, Culture, Currency, DisplayText, Email, InternalReference,
@@ -76,7 +76,13 @@ pub fn url(s: &str) -> CallbackUrl {
 /// A Pending payment-link session in USD 25.00, without items or charges, created at
 /// [`at(0)`](at) and expiring an hour later.
 pub fn session(terminal_number: &str, merchant_reference: &str) -> PaymentSession {
-    PaymentSession {
+    PaymentSession::restore(session_record(terminal_number, merchant_reference))
+}
+
+/// The record of [`session`], for a test to change any field of before
+/// [`PaymentSession::restore`] (see [`edit`]).
+pub fn session_record(terminal_number: &str, merchant_reference: &str) -> SessionRecord {
+    SessionRecord {
         id: SessionId::from_random_bytes(random_bytes()),
         terminal: terminal(terminal_number),
         reference: reference(merchant_reference),
@@ -95,16 +101,24 @@ pub fn session(terminal_number: &str, merchant_reference: &str) -> PaymentSessio
         created_at: at(0),
         updated_at: at(0),
         expires_at: at(3_600_000_000),
-        money: Default::default(),
+        money: SessionMoney::nothing(Currency::parse("USD").unwrap()),
         attempts: Vec::new(),
         disputes: Vec::new(),
     }
 }
 
+/// `session` with `change` made to its record: for tests that need a session in a state or
+/// with fields no use case would give it (a store test's fixtures).
+pub fn edit(session: PaymentSession, change: impl FnOnce(&mut SessionRecord)) -> PaymentSession {
+    let mut record = session.into_record();
+    change(&mut record);
+    PaymentSession::restore(record)
+}
+
 /// An integrated-checkout session with every field set: callbacks with a back URL, items and
 /// charges in a deliberate order, microsecond timestamps.
 pub fn full_checkout_session(terminal_number: &str, merchant_reference: &str) -> PaymentSession {
-    let mut s = session(terminal_number, merchant_reference);
+    let mut s = session_record(terminal_number, merchant_reference);
     s.kind = SessionKind::IntegratedCheckout(Box::new(Callbacks {
         success: url("https://shop.example/pay/ok?order=7&lang=es"),
         fail: url("https://shop.example/pay/fail"),
@@ -161,18 +175,18 @@ pub fn full_checkout_session(terminal_number: &str, merchant_reference: &str) ->
     s.created_at = at(1);
     s.updated_at = at(2);
     s.expires_at = datetime!(2026-03-01 11:20:30.999999 UTC);
-    s
+    PaymentSession::restore(s)
 }
 
 /// A new attempt of `session` begun at `when` (Sent, due for a check 30 s later).
 pub fn attempt(session: &PaymentSession, when: OffsetDateTime) -> PaymentAttempt {
     PaymentAttempt {
         id: AttemptId::from_random_bytes(random_bytes()),
-        session_id: session.id,
+        session_id: session.id(),
         card_brand: CardBrand::Visa,
         card_last4: "4242".to_owned(),
         payment_method: "pm_test".to_owned(),
-        return_url: format!("https://pay.example/pay/return/{}", session.id),
+        return_url: format!("https://pay.example/pay/return/{}", session.id()),
         capture_method: crate::terminal::CaptureMethod::Automatic,
         processor_reference: None,
         challenge_url: None,
@@ -189,7 +203,7 @@ pub fn attempt(session: &PaymentSession, when: OffsetDateTime) -> PaymentAttempt
 pub fn refund(session: &PaymentSession, value: &str, when: OffsetDateTime) -> Refund {
     Refund {
         id: RefundId::from_random_bytes(random_bytes()),
-        session_id: session.id,
+        session_id: session.id(),
         amount: decimal(value),
         state: LedgerState::Sent,
         processor_reference: None,

@@ -17,7 +17,7 @@ use crate::ports::{
 };
 use crate::session::{
     AttemptState, CardAttempt, Dispute, HoldAction, LedgerState, PaymentAttempt, PaymentSession,
-    Refund, SessionState,
+    Refund, SessionMoney, SessionRecord, SessionState,
 };
 use crate::terminal::Terminal;
 use crate::values::{AttemptId, MerchantReference, RefundId, SessionId, TerminalNumber};
@@ -28,7 +28,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 #[derive(Default)]
 struct Tables {
-    sessions: HashMap<SessionId, PaymentSession>,
+    sessions: HashMap<SessionId, SessionRecord>,
     attempts: Vec<PaymentAttempt>,
     refunds: Vec<Refund>,
     actions: Vec<HoldAction>,
@@ -42,8 +42,8 @@ struct Tables {
 
 impl Tables {
     /// `session` as a read returns it: with its card attempts as they stand, oldest first.
-    fn read(&self, session: &PaymentSession) -> PaymentSession {
-        PaymentSession {
+    fn read(&self, session: &SessionRecord) -> PaymentSession {
+        PaymentSession::restore(SessionRecord {
             attempts: self
                 .attempts
                 .iter()
@@ -51,7 +51,7 @@ impl Tables {
                 .map(CardAttempt::from)
                 .collect(),
             ..session.clone()
-        }
+        })
     }
 
     /// Moves session `id` to `to` at `at`, and writes its event (as the PostgreSQL trigger
@@ -88,12 +88,10 @@ impl Tables {
             SessionState::Successful => self.disputes_of(id),
             _ => Vec::new(),
         };
-        let snapshot = PaymentSession {
-            items: Vec::new(),
-            charges: Vec::new(),
-            disputes,
-            ..self.read(session)
-        };
+        let mut snapshot = self.read(session).without_lines();
+        for dispute in disputes {
+            snapshot.attach_dispute(dispute);
+        }
         let sequence = self.events.len() as u64 + 1;
         self.events.push(PaymentEvent {
             id: uuid::Uuid::from_u128(u128::from(sequence) << 64 | 0xe7),
@@ -138,7 +136,7 @@ impl InMemorySessions {
         let Some(session) = session else {
             return Ok(None);
         };
-        let terminal = self.terminals.get_terminal(&session.terminal).await?;
+        let terminal = self.terminals.get_terminal(session.terminal()).await?;
         Ok(Some((session, terminal)))
     }
 
@@ -146,14 +144,15 @@ impl InMemorySessions {
     fn insert_now(&self, session: &PaymentSession) -> Result<(), InsertError> {
         let mut t = lock(&self.tables);
         let taken = t.sessions.values().any(|s| {
-            s.terminal == session.terminal
-                && s.reference == session.reference
+            &s.terminal == session.terminal()
+                && &s.reference == session.reference()
                 && s.state.holds_reference()
         });
         if taken {
             return Err(InsertError::DuplicateReference);
         }
-        t.sessions.insert(session.id, session.clone());
+        t.sessions
+            .insert(session.id(), session.clone().into_record());
         Ok(())
     }
 
@@ -195,7 +194,7 @@ impl SessionRepository for InMemorySessions {
         // The terminals' lock is held through the insert, so no change slips in between.
         let terminals = lock(&self.terminals.terminals);
         let unchanged = terminals
-            .get(&session.terminal)
+            .get(session.terminal())
             .is_some_and(|t| t.active && t.callback_hosts == read.callback_hosts);
         if !unchanged {
             return Err(InsertError::TerminalChanged);
@@ -221,7 +220,8 @@ impl SessionRepository for InMemorySessions {
             .find(|s| {
                 &s.terminal == terminal && &s.reference == reference && s.state.holds_reference()
             })
-            .cloned())
+            .cloned()
+            .map(PaymentSession::restore))
     }
 
     /// Like the PostgreSQL adapter, leaves the items and charges out.
@@ -236,13 +236,9 @@ impl SessionRepository for InMemorySessions {
             .sessions
             .values()
             .filter(|s| &s.terminal == terminal && &s.reference == reference)
-            .map(|s| PaymentSession {
-                items: Vec::new(),
-                charges: Vec::new(),
-                ..t.read(s)
-            })
+            .map(|s| t.read(s).without_lines())
             .collect();
-        found.sort_by_key(|s| std::cmp::Reverse((s.created_at, s.id)));
+        found.sort_by_key(|s| std::cmp::Reverse((s.created_at(), s.id())));
         found.truncate(limit as usize);
         Ok(found)
     }
@@ -268,11 +264,7 @@ impl SessionRepository for InMemorySessions {
     /// relied on them would fail its tests.
     async fn get_without_lines(&self, id: SessionId) -> anyhow::Result<Option<PaymentSession>> {
         let t = lock(&self.tables);
-        Ok(t.sessions.get(&id).map(|s| PaymentSession {
-            items: Vec::new(),
-            charges: Vec::new(),
-            ..t.read(s)
-        }))
+        Ok(t.sessions.get(&id).map(|s| t.read(s).without_lines()))
     }
 
     async fn get_for_page(
@@ -388,6 +380,40 @@ impl Sweeps for InMemorySessions {
         Ok(due.len() as u64)
     }
 
+    async fn claim_due_holds(
+        &self,
+        held_since: OffsetDateTime,
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+        limit: u32,
+    ) -> anyhow::Result<Vec<SessionId>> {
+        let mut guard = lock(&self.tables);
+        let t = &mut *guard;
+        let mut held: Vec<(OffsetDateTime, SessionId, AttemptId)> = t
+            .sessions
+            .values()
+            .filter(|s| s.state == SessionState::ApprovedTransaction && s.updated_at <= held_since)
+            .filter_map(|s| Some((s.updated_at, s.id, s.current_attempt?)))
+            .collect();
+        held.sort();
+        let mut claimed = Vec::new();
+        for (_, session, attempt) in held {
+            if claimed.len() >= limit as usize {
+                break;
+            }
+            let due = t.attempts.iter_mut().find(|a| {
+                a.id == attempt
+                    && a.state == AttemptState::Authorized
+                    && a.next_check_at.is_none_or(|at| at <= now)
+            });
+            if let Some(a) = due {
+                a.next_check_at = Some(until);
+                claimed.push(session);
+            }
+        }
+        Ok(claimed)
+    }
+
     async fn due_challenges(
         &self,
         now: OffsetDateTime,
@@ -463,7 +489,7 @@ impl EventLog for InMemorySessions {
         Ok(lock(&self.tables)
             .events
             .iter()
-            .filter(|e| &e.session.terminal == terminal && after.is_none_or(|a| e.cursor > a))
+            .filter(|e| e.session.terminal() == terminal && after.is_none_or(|a| e.cursor > a))
             .take(limit as usize)
             .cloned()
             .collect())
@@ -590,7 +616,10 @@ impl ReversalLedger for InMemorySessions {
             .filter(|r| r.session_id == refund.session_id && r.state.reserves())
             .map(|r| r.amount)
             .sum();
-        let refundable = session.captured_amount() - reserved;
+        let refundable = PaymentSession::restore(session.clone())
+            .captured_amount()
+            .value()
+            - reserved;
         if refund.amount > refundable {
             return Ok(Reservation::Exceeds { refundable });
         }
@@ -626,7 +655,11 @@ impl ReversalLedger for InMemorySessions {
         };
         if let Some(s) = t.sessions.get_mut(&refund.session_id) {
             if !change.is_zero() {
-                s.money.refunded += change;
+                s.money = SessionMoney::new(
+                    s.money.captured().map(|c| c.value()),
+                    s.money.refunded().value() + change,
+                    s.amount.currency(),
+                )?;
                 s.updated_at = refund.updated_at;
             }
         }
@@ -703,7 +736,11 @@ impl ReversalLedger for InMemorySessions {
             match t.sessions.get_mut(&action.session_id) {
                 Some(s) if s.state == from => {
                     if action.captured.is_some() {
-                        s.money.captured = action.captured;
+                        s.money = SessionMoney::new(
+                            action.captured,
+                            s.money.refunded().value(),
+                            s.amount.currency(),
+                        )?;
                     }
                 }
                 _ => return Ok(true),

@@ -26,7 +26,7 @@ impl Checkout {
     /// be paid.
     pub async fn cancel_payment(&self, id: SessionId) -> Result<PaymentOutcome, CheckoutError> {
         let session = self.load(id).await?;
-        if !matches!(session.kind, SessionKind::IntegratedCheckout(_)) {
+        if !matches!(session.kind(), SessionKind::IntegratedCheckout(_)) {
             return Err(CheckoutError::svc_with(
                 SvcCode::Svc002,
                 "Payment links cannot be cancelled from the payment page.",
@@ -93,16 +93,16 @@ impl Checkout {
         &self,
         session: PaymentSession,
     ) -> Result<PaymentOutcome, CheckoutError> {
-        match session.state {
+        match session.state() {
             SessionState::Pending => {
-                let to = session.state.apply(SessionEvent::PayerCancelled)?;
+                let to = session.state().apply(SessionEvent::PayerCancelled)?;
                 let moved = self
                     .ports
                     .sessions
-                    .transition(session.id, session.state, to, self.now())
+                    .transition(session.id(), session.state(), to, self.now())
                     .await?;
                 Ok(PaymentOutcome {
-                    session: self.reload(session.id).await?,
+                    session: self.reload(session.id()).await?,
                     result: if moved {
                         PaymentResult::Cancelled
                     } else {
@@ -129,8 +129,8 @@ pub(super) fn not_reversible(session: &PaymentSession, what: &str) -> CheckoutEr
         SvcCode::Svc008,
         format!(
             "The payment is {} (state code {}) and cannot be {what}; nothing changed.",
-            session.state.name(),
-            session.state.code()
+            session.state().name(),
+            session.state().code()
         ),
     )
 }

@@ -67,12 +67,12 @@ impl Checkout {
     ) -> Result<ActionDone, CheckoutError> {
         let session = self.payment_status(caller, id).await?;
         let amount = capture_amount(self, &session, amount)?;
-        if amount.value() > session.amount.value() {
+        if amount.value() > session.amount().value() {
             return Err(CheckoutError::svc_with(
                 SvcCode::Svc011,
                 format!(
                     "The amount to capture is above the authorised amount {}.",
-                    session.amount.value()
+                    session.amount().value()
                 ),
             ));
         }

@@ -23,7 +23,7 @@ impl Checkout {
     ) -> Result<(HostedPage, PaymentOutcome), CheckoutError> {
         let page = self.open_payable(id, None).await?;
         let session = page.session.clone();
-        if session.state != SessionState::ChallengeRequired {
+        if session.state() != SessionState::ChallengeRequired {
             return Ok((page, already_handled(session)));
         }
         let (attempt, reference) = self.challenge_attempt(&session).await?;
@@ -32,25 +32,21 @@ impl Checkout {
         let now = self.now();
         let mut sent = attempt.moved(AttemptState::Sent, now)?;
         sent.next_check_at = Some(now + self.policy.reconcile.first_check_after);
-        let processing = session.state.apply(SessionEvent::ChallengeAnswered)?;
+        let processing = session.state().apply(SessionEvent::ChallengeAnswered)?;
         let claimed = self
             .ports
             .attempts
             .record_attempt(&crate::ports::AttemptChange {
                 attempt: &sent,
                 expected: &[AttemptState::RequiresAction],
-                session_move: Some((session.state, processing)),
+                session_move: Some((session.state(), processing)),
             })
             .await?;
         if claimed != crate::ports::Recorded::Moved {
             let session = self.reload(id).await?;
             return Ok((page, already_handled(session)));
         }
-        let session = PaymentSession {
-            state: processing,
-            updated_at: now,
-            ..session
-        };
+        let session = session.moved(SessionEvent::ChallengeAnswered, now)?;
         let answer = match self
             .ports
             .processor
@@ -85,9 +81,13 @@ impl Checkout {
         id: SessionId,
     ) -> Result<(HostedPage, PaymentOutcome), CheckoutError> {
         let session = self.load(id).await?;
-        let terminal = self.ports.terminals.get_terminal(&session.terminal).await?;
+        let terminal = self
+            .ports
+            .terminals
+            .get_terminal(session.terminal())
+            .await?;
         let page = HostedPage::of(session.clone(), terminal);
-        if session.state != SessionState::ChallengeRequired {
+        if session.state() != SessionState::ChallengeRequired {
             return Ok((page, already_handled(session)));
         }
         let (attempt, reference) = self.challenge_attempt(&session).await?;
@@ -95,7 +95,7 @@ impl Checkout {
             Ok(ProcessorOutcome::ChallengeRequired { challenge_url, .. }) => {
                 // Not finished at the processor: an expired one is cancelled there first.
                 let session = self.settle_expiry(session).await?;
-                let result = if session.state == SessionState::ChallengeRequired {
+                let result = if session.state() == SessionState::ChallengeRequired {
                     PaymentResult::ChallengeRequired {
                         challenge_url: challenge_url.or(attempt.challenge_url),
                     }

@@ -8,7 +8,7 @@ use crate::error::{CheckoutError, SvcCode, ValidationErrors};
 use crate::ports::InsertError;
 use crate::session::{
     Callbacks, NewSession, PaymentSession, SessionEvent, SessionFlow, SessionKind, SessionMoney,
-    SessionRequest, SessionState,
+    SessionRecord, SessionRequest, SessionState,
 };
 use crate::terminal::Terminal;
 use crate::values::{CallbackHosts, TerminalNumber};
@@ -48,7 +48,7 @@ impl Checkout {
         let session = self
             .create_session(caller, request, SessionFlow::PaymentLink)
             .await?;
-        let url = self.policy.payment_link(session.id);
+        let url = self.policy.payment_link(session.id());
         Ok(PaymentLink { session, url })
     }
 
@@ -95,7 +95,7 @@ impl Checkout {
                 Ok(()) => return Ok(session),
                 Err(InsertError::Store(e)) => return Err(e.into()),
                 Err(InsertError::TerminalChanged) => {
-                    self.terminal_for_create(&session.terminal, callbacks.as_ref(), Read::Afresh)
+                    self.terminal_for_create(session.terminal(), callbacks.as_ref(), Read::Afresh)
                         .await?;
                     seen = None;
                 }
@@ -103,17 +103,17 @@ impl Checkout {
                     let holder = self
                         .ports
                         .sessions
-                        .find_holding_reference(&session.terminal, &session.reference)
+                        .find_holding_reference(session.terminal(), session.reference())
                         .await?;
                     match holder {
-                        Some(h) if h.state == SessionState::Pending && h.is_past_expiry(now) => {
-                            let to = h.state.apply(SessionEvent::ExpiryPassed)?;
+                        Some(h) if h.state() == SessionState::Pending && h.is_past_expiry(now) => {
+                            let to = h.state().apply(SessionEvent::ExpiryPassed)?;
                             self.ports
                                 .sessions
-                                .transition(h.id, h.state, to, now)
+                                .transition(h.id(), h.state(), to, now)
                                 .await?;
                         }
-                        Some(h) => return Err(CheckoutError::duplicate_reference(h.id)),
+                        Some(h) => return Err(CheckoutError::duplicate_reference(h.id())),
                         None => {}
                     }
                 }
@@ -124,10 +124,10 @@ impl Checkout {
         match self
             .ports
             .sessions
-            .find_holding_reference(&session.terminal, &session.reference)
+            .find_holding_reference(session.terminal(), session.reference())
             .await?
         {
-            Some(h) => Err(CheckoutError::duplicate_reference(h.id)),
+            Some(h) => Err(CheckoutError::duplicate_reference(h.id())),
             None => Err(CheckoutError::svc(SvcCode::Svc001)),
         }
     }
@@ -202,7 +202,7 @@ impl Checkout {
             ),
             _ => (SessionKind::PaymentLink, self.policy.link_validity),
         };
-        PaymentSession {
+        PaymentSession::restore(SessionRecord {
             id: self.ports.ids.session_id(),
             terminal,
             reference: new.reference,
@@ -221,10 +221,10 @@ impl Checkout {
             created_at: now,
             updated_at: now,
             expires_at: new.expires_at.unwrap_or(now + validity),
-            money: SessionMoney::default(),
+            money: SessionMoney::nothing(new.amount.currency()),
             attempts: Vec::new(),
             disputes: Vec::new(),
-        }
+        })
     }
 }
 

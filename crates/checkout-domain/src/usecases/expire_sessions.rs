@@ -44,7 +44,7 @@ impl Checkout {
         for id in due {
             report.challenges_examined += 1;
             let session = self.load(id).await?;
-            match self.settle_expiry(session).await?.state {
+            match self.settle_expiry(session).await?.state() {
                 SessionState::Expired => report.challenges_expired += 1,
                 SessionState::ChallengeRequired => {}
                 _ => report.challenges_settled += 1,

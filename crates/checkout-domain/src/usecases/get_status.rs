@@ -23,11 +23,13 @@ impl Checkout {
         id: SessionId,
     ) -> Result<PaymentSession, CheckoutError> {
         match self.ports.sessions.get_without_lines(id).await? {
-            Some(session) if session.terminal == caller.terminal => {
+            Some(session) if *session.terminal() == caller.terminal => {
                 let mut session = self.settle_expiry(session).await?;
-                if session.state == SessionState::Successful {
+                if session.state() == SessionState::Successful {
                     // Only a captured payment can be disputed.
-                    session.disputes = self.ports.disputes.disputes(id).await?;
+                    for dispute in self.ports.disputes.disputes(id).await? {
+                        session.attach_dispute(dispute);
+                    }
                 }
                 Ok(session)
             }

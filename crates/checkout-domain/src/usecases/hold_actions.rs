@@ -48,7 +48,7 @@ impl ActionDone {
             }
             (HoldActionKind::Void, LedgerState::Succeeded) => Ok(self.session),
             (HoldActionKind::Capture, LedgerState::Failed)
-                if self.session.state == SessionState::Expired =>
+                if self.session.state() == SessionState::Expired =>
             {
                 Err(CheckoutError::svc_with(
                     SvcCode::Svc008,
@@ -161,7 +161,7 @@ impl Checkout {
             ActionBegun::Held(other) => return Err(self.held_by(id, kind, &other).await?),
             ActionBegun::NotHeld(_) => {
                 let session = self.reload(id).await?;
-                return Err(match (kind, session.state) {
+                return Err(match (kind, session.state()) {
                     (HoldActionKind::Void, SessionState::Successful) => settled(),
                     _ => not_reversible(&session, verb(kind)),
                 });
@@ -208,8 +208,8 @@ impl Checkout {
             format!(
                 "The payment is {} (state code {}) with {what} pending at the processor; it \
                  cannot be {} until that is settled, and nothing changed.",
-                session.state.name(),
-                session.state.code(),
+                session.state().name(),
+                session.state().code(),
                 verb(kind)
             ),
         ))
@@ -226,7 +226,7 @@ impl Checkout {
         let (_, reference) = self.processor_reference(session).await?;
         let (state, captured, code) = match action.kind {
             HoldActionKind::Capture => {
-                let amount = Amount::new(action.amount, session.amount.currency())
+                let amount = Amount::new(action.amount, session.amount().currency())
                     .map_err(|e| anyhow::anyhow!("capture {}: {e:?}", action.id))?;
                 let request = CaptureRequest {
                     action: action.id,
@@ -293,7 +293,7 @@ impl Checkout {
             return Ok(action);
         }
         // Settled meanwhile by another request or the sweep: its word stands.
-        let stored = self.ports.reversals.actions(session.id).await?;
+        let stored = self.ports.reversals.actions(session.id()).await?;
         stored
             .into_iter()
             .find(|a| a.id == action.id)
@@ -326,6 +326,6 @@ pub(super) fn capture_amount(
 ) -> Result<Amount, CheckoutError> {
     match value {
         Some(value) => checkout.amount_of(session, value),
-        None => Ok(session.amount),
+        None => Ok(session.amount()),
     }
 }

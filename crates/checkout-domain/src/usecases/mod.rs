@@ -334,22 +334,18 @@ impl Checkout {
         if !session.is_past_expiry(now) {
             return Ok(session);
         }
-        match session.state {
+        match session.state() {
             SessionState::Pending => {
-                let to = session.state.apply(SessionEvent::ExpiryPassed)?;
+                let to = session.state().apply(SessionEvent::ExpiryPassed)?;
                 if self
                     .ports
                     .sessions
-                    .transition(session.id, session.state, to, now)
+                    .transition(session.id(), session.state(), to, now)
                     .await?
                 {
-                    Ok(PaymentSession {
-                        state: to,
-                        updated_at: now,
-                        ..session
-                    })
+                    Ok(session.moved(SessionEvent::ExpiryPassed, now)?)
                 } else {
-                    self.reload(session.id).await
+                    self.reload(session.id()).await
                 }
             }
             SessionState::ChallengeRequired => Ok(self
@@ -363,7 +359,7 @@ impl Checkout {
     /// `value` as an amount of `session`'s currency; a 400 naming `Amount` when it is not
     /// greater than 0, has more decimals than the currency or is too large.
     fn amount_of(&self, session: &PaymentSession, value: Decimal) -> Result<Amount, CheckoutError> {
-        let currency = session.amount.currency();
+        let currency = session.amount().currency();
         Amount::new(value, currency).map_err(|e| {
             let message = match e {
                 AmountError::NotPositive | AmountError::Negative => {

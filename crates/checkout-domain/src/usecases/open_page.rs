@@ -24,9 +24,9 @@ impl HostedPage {
     pub fn of(session: PaymentSession, terminal: Option<crate::terminal::Terminal>) -> Self {
         let (merchant_name, terminal_method) = match terminal {
             Some(t) => (t.display_name, t.capture_method),
-            None => (session.terminal.to_string(), Default::default()),
+            None => (session.terminal().to_string(), Default::default()),
         };
-        let capture_method = session.capture_method.unwrap_or(terminal_method);
+        let capture_method = session.capture_method().unwrap_or(terminal_method);
         HostedPage {
             session,
             merchant_name,
@@ -36,7 +36,7 @@ impl HostedPage {
 
     /// True when the card form should be shown.
     pub fn is_payable(&self) -> bool {
-        self.session.state == SessionState::Pending
+        self.session.state() == SessionState::Pending
     }
 }
 
@@ -64,7 +64,11 @@ impl Checkout {
         let Some(session) = self.ports.sessions.get(id).await? else {
             return Ok(None);
         };
-        let terminal = self.ports.terminals.get_terminal(&session.terminal).await?;
+        let terminal = self
+            .ports
+            .terminals
+            .get_terminal(session.terminal())
+            .await?;
         Ok(Some(HostedPage::of(session, terminal)))
     }
 }

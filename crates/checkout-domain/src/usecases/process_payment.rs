@@ -150,7 +150,7 @@ impl Checkout {
             .await?
             .ok_or_else(|| CheckoutError::svc(SvcCode::Svc002))?;
         let mut page = self.check_payable(read, None).await?;
-        if page.session.state != SessionState::Pending {
+        if page.session.state() != SessionState::Pending {
             return Ok(CardPost {
                 page,
                 result: Ok(PaymentResult::AlreadyHandled),
@@ -171,7 +171,7 @@ impl Checkout {
         let mut screened = None;
         if let Some(guard) = &self.guard {
             let subject = GuardSubject {
-                terminal: page.session.terminal.clone(),
+                terminal: page.session.terminal().clone(),
                 session: id,
                 address: post.address.map(|a| guard.keys.address(a)),
                 card: Some(guard.keys.card(&card.number)),
@@ -224,7 +224,7 @@ impl Checkout {
         drop(card);
         let processing = page
             .session
-            .state
+            .state()
             .apply(crate::session::SessionEvent::CardSubmitted)?;
         if !self
             .ports
@@ -239,12 +239,7 @@ impl Checkout {
                 guard: None,
             });
         }
-        let session = PaymentSession {
-            state: processing,
-            current_attempt: Some(attempt.id),
-            updated_at: now,
-            ..page.session
-        };
+        let session = page.session.submitted(attempt.id, now)?;
         let mut answer = self.send_authorization(&session, &attempt).await;
         if matches!(answer, Err(ProcessorError::Communication(_))) {
             // One replay with the same key: the same request, so never a second charge.
@@ -274,7 +269,7 @@ impl Checkout {
         }
         // Still Pending (the processor asked to retry, or declined a card the terminal lets
         // the payer replace): the form is shown again.
-        if page.session.state == SessionState::Pending {
+        if page.session.state() == SessionState::Pending {
             page = self.with_order(page).await?;
         }
         Ok(CardPost {
@@ -287,7 +282,7 @@ impl Checkout {
     /// `page` with its session read again whole (items and charges), for a page that shows
     /// the form and the order again.
     async fn with_order(&self, mut page: HostedPage) -> Result<HostedPage, CheckoutError> {
-        page.session = self.reload(page.session.id).await?;
+        page.session = self.reload(page.session.id()).await?;
         Ok(page)
     }
 
@@ -316,18 +311,18 @@ impl Checkout {
         (session, terminal): (PaymentSession, Option<Terminal>),
         flow: Option<SessionFlow>,
     ) -> Result<HostedPage, CheckoutError> {
-        if flow.is_some_and(|flow| !session.kind.is_flow(flow)) {
+        if flow.is_some_and(|flow| !session.kind().is_flow(flow)) {
             return Err(CheckoutError::svc(SvcCode::Svc002));
         }
         let session = self.settle_expiry(session).await?;
-        if session.state == SessionState::Expired {
+        if session.state() == SessionState::Expired {
             return Err(CheckoutError::svc_with(
                 SvcCode::Svc002,
                 "The payment session has expired.",
             ));
         }
         let payable = matches!(
-            session.state,
+            session.state(),
             SessionState::Pending | SessionState::ChallengeRequired
         );
         if payable && !terminal.as_ref().is_some_and(|t| t.active) {

@@ -135,8 +135,8 @@ impl Checkout {
         }
         let session = self.load(attempt.session_id).await?;
         if attempt.state == AttemptState::Authorized
-            && session.state == SessionState::ApprovedTransaction
-            && session.current_attempt == Some(attempt.id)
+            && session.state() == SessionState::ApprovedTransaction
+            && session.current_attempt() == Some(attempt.id)
         {
             self.check_hold(&session).await?;
         }
@@ -158,9 +158,9 @@ impl Checkout {
         let now = self.now();
         let expiry = HoldAction {
             id: self.ports.ids.action_id(),
-            session_id: session.id,
+            session_id: session.id(),
             kind: HoldActionKind::Expiry,
-            amount: session.amount.value(),
+            amount: session.amount().value(),
             state: LedgerState::Sent,
             captured: None,
             svc_code: None,

@@ -8,7 +8,7 @@ use super::settle::Answer;
 use super::{Checkout, PaymentResult};
 use crate::error::CheckoutError;
 use crate::ports::ProcessorOutcome;
-use crate::session::{AttemptState, PaymentAttempt};
+use crate::session::{AttemptState, PaymentAttempt, SessionState};
 
 /// How unresolved attempts are reconciled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +24,10 @@ pub struct ReconcilePolicy {
     /// After this age an attempt is no longer replayed (the processor forgets idempotency
     /// keys: Stripe after 24 hours) and waits for manual review.
     pub give_up_after: Duration,
+    /// How long an authorisation is held uncaptured before the sweep asks the processor
+    /// whether it expired there (Stripe releases one after 7 days); then again every
+    /// `max_backoff` while it stays held.
+    pub hold_check_after: Duration,
 }
 
 impl Default for ReconcilePolicy {
@@ -34,6 +38,7 @@ impl Default for ReconcilePolicy {
             batch: 50,
             lease: Duration::minutes(10),
             give_up_after: Duration::hours(23),
+            hold_check_after: Duration::days(7),
         }
     }
 }
@@ -66,6 +71,15 @@ pub struct ReconcileReport {
     pub reversals_failed: usize,
     /// The first such fault, for the log.
     pub first_reversal_error: Option<String>,
+    /// Held authorisations older than the policy's `hold_check_after` claimed and read at
+    /// the processor.
+    pub holds_examined: usize,
+    /// Of those, found expired at the processor and recorded (the session Expired,
+    /// `payment.authorization_expired` announced).
+    pub holds_expired: usize,
+    /// Of those, not read because of a fault (the processor or the store): each is read
+    /// again at its next check, and never stops the others.
+    pub holds_failed: usize,
 }
 
 impl Checkout {
@@ -102,7 +116,54 @@ impl Checkout {
             }
         }
         self.reconcile_reversals(&mut report).await?;
+        self.check_held_authorisations(&mut report).await?;
         Ok(report)
+    }
+
+    /// The sweep's share for held authorisations: claims those held uncaptured longer than
+    /// the policy's `hold_check_after` (each reserved until its next check, so another
+    /// instance's sweep skips it), reads each at the processor, and records one the processor
+    /// released (it expired there) as the processor-event path does: an expiry row of the
+    /// ledger, which moves the session ApprovedTransaction → Expired through its
+    /// compare-and-set and announces `payment.authorization_expired`.
+    async fn check_held_authorisations(
+        &self,
+        report: &mut ReconcileReport,
+    ) -> Result<(), CheckoutError> {
+        let now = self.now();
+        let policy = self.policy.reconcile;
+        let held = self
+            .ports
+            .sweeps
+            .claim_due_holds(
+                now - policy.hold_check_after,
+                now,
+                now + policy.max_backoff.max(policy.lease),
+                policy.batch,
+            )
+            .await?;
+        for id in held {
+            report.holds_examined += 1;
+            let checked = async {
+                let session = self.load(id).await?;
+                if session.state() != SessionState::ApprovedTransaction {
+                    return Ok(false);
+                }
+                self.check_hold(&session).await?;
+                Ok::<_, CheckoutError>(self.load(id).await?.state() == SessionState::Expired)
+            };
+            match checked.await {
+                Ok(true) => report.holds_expired += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    report.holds_failed += 1;
+                    if report.first_reversal_error.is_none() {
+                        report.first_reversal_error = Some(e.to_string());
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Asks the processor once about a claimed `attempt` and records the answer.

@@ -54,7 +54,7 @@ impl Checkout {
             return Ok(refund);
         }
         // Settled meanwhile by another request or the sweep: its word stands.
-        let stored = self.ports.reversals.refunds(session.id).await?;
+        let stored = self.ports.reversals.refunds(session.id()).await?;
         stored
             .into_iter()
             .find(|r| r.id == refund.id)
@@ -72,7 +72,7 @@ impl Checkout {
             return Ok(self.ports.processor.refund_status(reference).await);
         }
         let (_, payment_reference) = self.processor_reference(session).await?;
-        let amount = Amount::new(refund.amount, session.amount.currency())
+        let amount = Amount::new(refund.amount, session.amount().currency())
             .map_err(|e| anyhow::anyhow!("refund {}: {e:?}", refund.id))?;
         let request = RefundRequest {
             refund: refund.id,

@@ -112,13 +112,13 @@ impl Checkout {
             return Err(errors.into());
         };
         let amount = self.amount_of(&session, value)?;
-        if session.state != SessionState::Successful {
+        if session.state() != SessionState::Successful {
             return Err(not_reversible(&session, "refunded"));
         }
         let now = self.now();
         let fresh = Refund {
             id: self.ports.ids.refund_id(),
-            session_id: session.id,
+            session_id: session.id(),
             amount: amount.value(),
             state: LedgerState::Sent,
             processor_reference: None,
@@ -138,12 +138,12 @@ impl Checkout {
                 return Err(not_reversible(&self.reload(id).await?, "refunded"))
             }
             Reservation::Exceeds { mut refundable } => {
-                refundable.rescale(session.amount.currency().minor_units());
+                refundable.rescale(session.amount().currency().minor_units());
                 return Err(CheckoutError::svc_with(
                     SvcCode::Svc011,
                     format!(
                         "The amount is above what can still be refunded ({refundable} {}).",
-                        session.amount.currency().code()
+                        session.amount().currency().code()
                     ),
                 ));
             }
@@ -175,7 +175,7 @@ impl Checkout {
         for _ in 0..CONSISTENT_READ_TRIES {
             let refunds = self.ports.reversals.refunds(id).await?;
             let after = self.payment_status(caller, id).await?;
-            if after.money == session.money {
+            if after.money() == session.money() {
                 return Ok((after, refunds));
             }
             session = after;

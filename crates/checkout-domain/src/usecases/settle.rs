@@ -108,9 +108,9 @@ impl Checkout {
             .processor
             .authorize(AuthorizationRequest {
                 attempt: attempt.id,
-                session: session.id,
-                internal_reference: &session.internal_reference,
-                amount: session.amount,
+                session: session.id(),
+                internal_reference: session.internal_reference(),
+                amount: session.amount(),
                 payment_method: &attempt.payment_method,
                 return_url: &attempt.return_url,
                 capture: attempt.capture_method,
@@ -138,7 +138,7 @@ impl Checkout {
         answer: Answer,
     ) -> Result<PaymentOutcome, CheckoutError> {
         let now = self.now();
-        let from = session.state;
+        let from = session.state();
         let (mut next, event, result) = match &answer {
             Answer::Holds(holding) => {
                 let effect = effect_of(holding);
@@ -185,7 +185,8 @@ impl Checkout {
             Some(SessionEvent::Declined) => Some(self.decline_event(&session, attempt).await?),
             other => other,
         };
-        let session_move = event
+        let moving = event.filter(|&event| from.apply(event).is_ok());
+        let session_move = moving
             .and_then(|event| from.apply(event).ok())
             .map(|to| (from, to));
         let recorded = self
@@ -203,22 +204,18 @@ impl Checkout {
         {
             // Declined after its challenge (the payer back from the processor's page, a
             // sweep, a processor event): counted once, as the move is recorded once.
-            self.count_late_decline(session.id).await;
+            self.count_late_decline(session.id()).await;
         }
-        match (recorded, session_move) {
-            (Recorded::Moved, Some((_, to))) => Ok(PaymentOutcome {
-                session: PaymentSession {
-                    state: to,
-                    updated_at: now,
-                    ..session
-                },
+        match (recorded, moving) {
+            (Recorded::Moved, Some(event)) => Ok(PaymentOutcome {
+                session: session.moved(event, now)?,
                 result,
             }),
             (Recorded::Moved, None) if matches!(answer, Answer::Unknown) => {
                 Ok(PaymentOutcome { session, result })
             }
             _ => Ok(PaymentOutcome {
-                session: self.reload(session.id).await?,
+                session: self.reload(session.id()).await?,
                 result: PaymentResult::AlreadyHandled,
             }),
         }
@@ -237,7 +234,7 @@ impl Checkout {
         let limit = self
             .ports
             .terminals
-            .get_terminal(&session.terminal)
+            .get_terminal(session.terminal())
             .await?
             .map(|t| t.max_card_attempts)
             .unwrap_or_default();
@@ -247,7 +244,7 @@ impl Checkout {
         let earlier = self
             .ports
             .attempts
-            .attempts(session.id)
+            .attempts(session.id())
             .await?
             .iter()
             .filter(|a| a.id != attempt.id && a.state == AttemptState::Declined)
@@ -299,19 +296,16 @@ impl Checkout {
         &self,
         session: &PaymentSession,
     ) -> Result<PaymentAttempt, CheckoutError> {
-        let id = session.current_attempt.ok_or_else(|| {
+        let id = session.current_attempt().ok_or_else(|| {
             anyhow::anyhow!(
                 "session {} in {} has no current attempt",
-                session.id,
-                session.state
+                session.id(),
+                session.state()
             )
         })?;
-        Ok(self
-            .ports
-            .attempts
-            .attempt(id)
-            .await?
-            .ok_or_else(|| anyhow::anyhow!("attempt {id} of session {} is missing", session.id))?)
+        Ok(self.ports.attempts.attempt(id).await?.ok_or_else(|| {
+            anyhow::anyhow!("attempt {id} of session {} is missing", session.id())
+        })?)
     }
 
     /// The session's current attempt and the processor's reference of it; an error when it
@@ -325,7 +319,7 @@ impl Checkout {
             anyhow::anyhow!(
                 "attempt {} of session {} has no processor reference",
                 attempt.id,
-                session.id
+                session.id()
             )
         })?;
         Ok((attempt, reference))
@@ -348,28 +342,24 @@ impl Checkout {
                 let now = self.now();
                 let mut next = attempt.moved(AttemptState::Voided, now)?;
                 next.svc_code = None;
-                let to = session.state.apply(event)?;
+                let to = session.state().apply(event)?;
                 let recorded = self
                     .ports
                     .attempts
                     .record_attempt(&AttemptChange {
                         attempt: &next,
                         expected: &expected,
-                        session_move: Some((session.state, to)),
+                        session_move: Some((session.state(), to)),
                     })
                     .await?;
                 if recorded == Recorded::Moved {
                     Ok(PaymentOutcome {
-                        session: PaymentSession {
-                            state: to,
-                            updated_at: now,
-                            ..session
-                        },
+                        session: session.moved(event, now)?,
                         result: PaymentResult::Cancelled,
                     })
                 } else {
                     Ok(PaymentOutcome {
-                        session: self.reload(session.id).await?,
+                        session: self.reload(session.id()).await?,
                         result: PaymentResult::AlreadyHandled,
                     })
                 }

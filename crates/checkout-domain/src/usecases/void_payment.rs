@@ -52,7 +52,7 @@ impl Checkout {
         key: Option<&IdempotencyKey>,
     ) -> Result<ActionDone, CheckoutError> {
         let session = self.payment_status(caller, id).await?;
-        self.act_on_hold(id, HoldActionKind::Void, session.amount, key)
+        self.act_on_hold(id, HoldActionKind::Void, session.amount(), key)
             .await
     }
 }

@@ -19,7 +19,9 @@ pub use ids::{ActionId, AttemptId, InternalReference, InvalidId, RefundId, Sessi
 pub use metadata::{
     Metadata, MetadataError, MAX_METADATA_KEYS, MAX_METADATA_KEY_CHARS, MAX_METADATA_VALUE_CHARS,
 };
-pub use money::{Amount, AmountError, LineAmount, Money, MoneyBound, NonNegative, Positive};
+pub use money::{
+    Amount, AmountError, LineAmount, Money, MoneyBound, Moved, MovedAmount, NonNegative, Positive,
+};
 pub use text::{
     is_hidden_format_char, without_hidden_format, DisplayText, ItemCode, MerchantReference,
     TerminalNumber, TextError,

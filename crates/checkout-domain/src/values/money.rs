@@ -77,6 +77,17 @@ impl MoneyBound for NonNegative {
     }
 }
 
+/// The bound of a [`MovedAmount`]: zero or more, as a line amount's.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Moved;
+
+impl MoneyBound for Moved {
+    const NAME: &'static str = "MovedAmount";
+    fn check(value: Decimal) -> Result<(), AmountError> {
+        NonNegative::check(value)
+    }
+}
+
 /// A sum of money in a currency, within bound `B`, with no more decimal places than the
 /// currency has (the value is kept at exactly the currency's scale: 10.5 USD is 10.50).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,6 +102,34 @@ pub type Amount = Money<Positive>;
 
 /// A line amount (item price, additional charge): zero or more.
 pub type LineAmount = Money<NonNegative>;
+
+/// Money moved after a session's authorisation (what was captured, what was refunded): zero
+/// or more, in the session's currency and at its scale.
+pub type MovedAmount = Money<Moved>;
+
+impl MovedAmount {
+    /// Nothing, in `currency` (at its scale).
+    pub fn zero(currency: Currency) -> MovedAmount {
+        let mut value = Decimal::ZERO;
+        value.rescale(currency.minor_units());
+        Money {
+            value,
+            currency,
+            bound: std::marker::PhantomData,
+        }
+    }
+}
+
+impl From<Amount> for MovedAmount {
+    /// A positive amount is also zero or more.
+    fn from(amount: Amount) -> MovedAmount {
+        Money {
+            value: amount.value,
+            currency: amount.currency,
+            bound: std::marker::PhantomData,
+        }
+    }
+}
 
 impl<B: MoneyBound> Money<B> {
     /// Checks that `value` is within the bound and fits the currency's scale.

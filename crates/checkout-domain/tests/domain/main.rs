@@ -69,12 +69,12 @@ async fn status(kit: &TestKit, id: SessionId) -> SessionState {
         .payment_status(&kit.caller("T-1"), id)
         .await
         .expect("payment status")
-        .state
+        .state()
 }
 
 /// The state as stored, without the lazy expiry of the read paths.
 async fn stored_state(kit: &TestKit, id: SessionId) -> SessionState {
-    kit.sessions.get(id).await.unwrap().expect("stored").state
+    kit.sessions.get(id).await.unwrap().expect("stored").state()
 }
 
 fn svc<T: Debug>(result: Result<T, CheckoutError>) -> SvcCode {
@@ -109,11 +109,11 @@ fn assert_redirects_to(session: &PaymentSession, target: &str) {
     assert_eq!(bare.as_str(), target, "{url}");
     let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
     assert_eq!(query.len(), 3, "{url}");
-    assert_eq!(query["state"], session.state.name());
-    assert_eq!(query["checkoutSessionId"], session.id.to_string());
+    assert_eq!(query["state"], session.state().name());
+    assert_eq!(query["checkoutSessionId"], session.id().to_string());
     assert_eq!(
         query["transactionReferenceNumber"],
-        session.reference.as_str()
+        session.reference().as_str()
     );
 }
 

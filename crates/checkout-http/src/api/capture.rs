@@ -23,7 +23,7 @@ fn voided(
 ) -> checkout_domain::ports::SavedResponse {
     match result {
         Ok(session) => {
-            tracing::info!(session = %session.id, "authorisation voided");
+            tracing::info!(session = %session.id(), "authorisation voided");
             let body = ReversalResponse::new(
                 session,
                 None,

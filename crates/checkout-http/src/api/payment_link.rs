@@ -48,7 +48,7 @@ pub async fn generate_payment_link(
             .checkout
             .generate_payment_link(&caller.0, &request)
             .await?;
-        tracing::info!(session = %link.session.id, terminal = %link.session.terminal, "payment link created");
+        tracing::info!(session = %link.session.id(), terminal = %link.session.terminal(), "payment link created");
         return Ok(HttpResponse::Ok().json(PaymentLinkResponse::new(&link.session, link.url)));
     };
     let once = IdempotentRequest {
@@ -60,7 +60,7 @@ pub async fn generate_payment_link(
         .checkout
         .create_once(&caller.0, &once, create, |result| match result {
             Ok(link) => {
-                tracing::info!(session = %link.session.id, terminal = %link.session.terminal, "payment link created");
+                tracing::info!(session = %link.session.id(), terminal = %link.session.terminal(), "payment link created");
                 idempotency::json_response(
                     StatusCode::OK,
                     &PaymentLinkResponse::new(&link.session, link.url.clone()),

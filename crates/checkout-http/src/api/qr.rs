@@ -138,10 +138,10 @@ pub async fn payment_link_qr(
     let id = session_id(&path)?;
     let format = format_of(&req)?;
     let session = state.checkout.payment_status(&caller.0, id).await?;
-    if !matches!(session.kind, SessionKind::PaymentLink) {
+    if !matches!(session.kind(), SessionKind::PaymentLink) {
         return Err(CheckoutError::svc(SvcCode::Svc007).into());
     }
-    let link = state.checkout.policy().payment_link(session.id);
+    let link = state.checkout.policy().payment_link(session.id());
     let rendered = match format {
         QrFormat::Svg => svg(&link)
             .map(|s| ("image/svg+xml", s.into_bytes()))

@@ -46,7 +46,7 @@ pub async fn start_payment(
     let request = body.value.into_domain();
     let Some(key) = key.0 else {
         let session = state.checkout.start_payment(&caller.0, &request).await?;
-        tracing::info!(session = %session.id, terminal = %session.terminal, "checkout session created");
+        tracing::info!(session = %session.id(), terminal = %session.terminal(), "checkout session created");
         let url = state.pages.checkout_page_url(&session);
         return Ok(HttpResponse::Ok().json(StartPaymentResponse::new(&session, url)));
     };
@@ -59,7 +59,7 @@ pub async fn start_payment(
         .checkout
         .create_once(&caller.0, &once, create, |result| match result {
             Ok(session) => {
-                tracing::info!(session = %session.id, terminal = %session.terminal, "checkout session created");
+                tracing::info!(session = %session.id(), terminal = %session.terminal(), "checkout session created");
                 let url = state.pages.checkout_page_url(session);
                 idempotency::json_response(StatusCode::OK, &StartPaymentResponse::new(session, url))
             }

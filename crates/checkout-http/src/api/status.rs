@@ -22,7 +22,7 @@ pub fn status_answer(
 ) -> SavedResponse {
     match result {
         Ok(session) => {
-            tracing::info!(session = %session.id, "{done}");
+            tracing::info!(session = %session.id(), "{done}");
             let body = PaymentStatusResponse::new(session, state.checkout.now());
             crate::idempotency::json_response(StatusCode::OK, &body)
         }

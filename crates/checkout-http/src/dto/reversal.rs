@@ -64,8 +64,8 @@ impl RefundBody {
     pub fn new(refund: &Refund, session: &PaymentSession) -> Self {
         RefundBody {
             refund_id: refund.id.to_string(),
-            amount: JsonDecimal::money(refund.amount, session.amount.currency()),
-            currency_code: session.amount.currency().code().to_owned(),
+            amount: JsonDecimal::money(refund.amount, session.amount().currency()),
+            currency_code: session.amount().currency().code().to_owned(),
             state: refund.state.name().to_owned(),
             svc_code: refund.svc_code.map(|c| c.code().to_owned()),
             creation_date_time: utc_timestamp(refund.created_at),
@@ -115,7 +115,7 @@ impl ReversalResponse {
             status: spec.http_status,
             detail: spec.message.to_owned(),
             instance,
-            checkout_session_id: session.id.to_string(),
+            checkout_session_id: session.id().to_string(),
             refund: refund.map(|r| RefundBody::new(r, session)),
             payment: PaymentStatusResponse::new(session, now),
         }
@@ -144,12 +144,12 @@ pub struct RefundListResponse {
 impl RefundListResponse {
     /// The list of `session`'s `refunds`.
     pub fn new(session: &PaymentSession, refunds: &[Refund]) -> Self {
-        let currency = session.amount.currency();
+        let currency = session.amount().currency();
         RefundListResponse {
-            checkout_session_id: session.id.to_string(),
-            currency_code: session.amount.currency().code().to_owned(),
-            captured_amount: JsonDecimal::money(session.captured_amount(), currency),
-            refunded_amount: JsonDecimal::money(session.money.refunded, currency),
+            checkout_session_id: session.id().to_string(),
+            currency_code: session.amount().currency().code().to_owned(),
+            captured_amount: JsonDecimal::money(session.captured_amount().value(), currency),
+            refunded_amount: JsonDecimal::money(session.money().refunded().value(), currency),
             refunds: refunds
                 .iter()
                 .map(|r| RefundBody::new(r, session))

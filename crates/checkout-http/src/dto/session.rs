@@ -236,9 +236,9 @@ impl StartPaymentResponse {
     /// The response for a created session whose payment page is at `checkout_url`.
     pub fn new(s: &PaymentSession, checkout_url: String) -> Self {
         StartPaymentResponse {
-            checkout_session_id: s.id.to_string(),
-            internal_transaction_reference_number: s.internal_reference.to_string(),
-            expiration_date_time: utc_timestamp(s.expires_at),
+            checkout_session_id: s.id().to_string(),
+            internal_transaction_reference_number: s.internal_reference().to_string(),
+            expiration_date_time: utc_timestamp(s.expires_at()),
             checkout_url,
         }
     }
@@ -267,10 +267,10 @@ impl PaymentLinkResponse {
     /// The response for a created link.
     pub fn new(session: &PaymentSession, payment_link: String) -> Self {
         PaymentLinkResponse {
-            checkout_session_id: session.id.to_string(),
+            checkout_session_id: session.id().to_string(),
             payment_link,
-            internal_transaction_reference_number: session.internal_reference.to_string(),
-            expiration_date_time: utc_timestamp(session.expires_at),
+            internal_transaction_reference_number: session.internal_reference().to_string(),
+            expiration_date_time: utc_timestamp(session.expires_at()),
         }
     }
 }

@@ -152,44 +152,44 @@ impl PaymentStatusResponse {
     /// The record of `session` as seen at `now`.
     pub fn new(session: &PaymentSession, now: OffsetDateTime) -> Self {
         let state = session.effective_state(now);
-        let currency = session.amount.currency();
+        let currency = session.amount().currency();
         PaymentStatusResponse {
-            checkout_session_id: session.id.to_string(),
+            checkout_session_id: session.id().to_string(),
             state: state.name().to_owned(),
             state_code: state.code(),
-            session_type: match session.kind {
+            session_type: match session.kind() {
                 SessionKind::IntegratedCheckout(_) => "IntegratedCheckout",
                 SessionKind::PaymentLink => "PaymentLink",
             }
             .to_owned(),
-            transaction_reference_number: session.reference.to_string(),
-            internal_transaction_reference_number: session.internal_reference.to_string(),
-            terminal_number: session.terminal.to_string(),
-            total_transaction_amount: JsonDecimal(session.amount.value()),
-            currency_code: session.amount.currency().code().to_owned(),
-            creation_date_time: utc_timestamp(session.created_at),
-            last_update_date_time: utc_timestamp(session.updated_at),
-            expiration_date_time: utc_timestamp(session.expires_at),
-            captured_amount: JsonDecimal::money(session.captured_amount(), currency),
-            refunded_amount: JsonDecimal::money(session.money.refunded, currency),
+            transaction_reference_number: session.reference().to_string(),
+            internal_transaction_reference_number: session.internal_reference().to_string(),
+            terminal_number: session.terminal().to_string(),
+            total_transaction_amount: JsonDecimal(session.amount().value()),
+            currency_code: session.amount().currency().code().to_owned(),
+            creation_date_time: utc_timestamp(session.created_at()),
+            last_update_date_time: utc_timestamp(session.updated_at()),
+            expiration_date_time: utc_timestamp(session.expires_at()),
+            captured_amount: JsonDecimal::money(session.captured_amount().value(), currency),
+            refunded_amount: JsonDecimal::money(session.money().refunded().value(), currency),
             attempts: session
-                .attempts
+                .attempts()
                 .iter()
                 .map(CardAttemptRecord::from)
                 .collect(),
             disputes: session
-                .disputes
+                .disputes()
                 .iter()
                 .map(|d| DisputeRecord::new(d, currency))
                 .collect(),
-            metadata: (!session.metadata.is_empty()).then(|| {
+            metadata: (!session.metadata().is_empty()).then(|| {
                 session
-                    .metadata
+                    .metadata()
                     .entries()
                     .map(|(k, v)| (k.to_owned(), v.to_owned()))
                     .collect()
             }),
-            capture_method: session.capture_method.map(|m| m.as_str().to_owned()),
+            capture_method: session.capture_method().map(|m| m.as_str().to_owned()),
         }
     }
 }

@@ -38,7 +38,7 @@ pub async fn cancel_payment(
         Ok(cancelled) => cancelled,
         Err(e) => return error_page(pages, lang, &e),
     };
-    let lang = Lang::choose(form.lg.as_deref(), outcome.session.culture, accept);
+    let lang = Lang::choose(form.lg.as_deref(), outcome.session.culture(), accept);
     if outcome.result == PaymentResult::Unresolved {
         // The processor could not confirm the cancel of a pending challenge: nothing changed.
         let t = lang.texts();

@@ -37,12 +37,12 @@ pub async fn challenge_page(
         Ok(page) => page,
         Err(e) => return error_page(pages, lang, &e),
     };
-    let lang = Lang::choose(query.lg.as_deref(), page.session.culture, accept);
-    if page.session.state != SessionState::ChallengeRequired {
+    let lang = Lang::choose(query.lg.as_deref(), page.session.culture(), accept);
+    if page.session.state() != SessionState::ChallengeRequired {
         return show_state(pages, lang, &page.session, &page.merchant_name);
     }
     let (nonce, cookie) = browser_nonce(pages, &req);
-    let id = page.session.id.to_string();
+    let id = page.session.id().to_string();
     let view = ChallengeView {
         frame: Frame::new(lang, ""),
         purchase: PurchaseView::of(&page.session, &page.merchant_name, lang),
@@ -113,7 +113,7 @@ fn show_answer(
         Ok(answered) => answered,
         Err(e) => return error_page(pages, Lang::choose(lg, None, accept), &e),
     };
-    let lang = Lang::choose(lg, outcome.session.culture, accept);
+    let lang = Lang::choose(lg, outcome.session.culture(), accept);
     after_step(pages, lang, &outcome.session, &outcome.result)
 }
 

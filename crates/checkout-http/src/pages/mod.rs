@@ -90,7 +90,8 @@ impl Pages {
     pub fn checkout_page_url(&self, session: &PaymentSession) -> String {
         format!(
             "{}/pay/checkout-payment/{}",
-            self.public_base_url, session.id
+            self.public_base_url,
+            session.id()
         )
     }
 
@@ -110,7 +111,7 @@ impl Pages {
         let mut origins = self.processor_origins.clone();
         if let Some(session) = session {
             if let checkout_domain::session::SessionKind::IntegratedCheckout(callbacks) =
-                &session.kind
+                &session.kind()
             {
                 let urls = [
                     Some(&callbacks.success),

@@ -28,7 +28,7 @@ pub fn see_other(pages: &Pages, session: Option<&PaymentSession>, location: &str
 fn own_challenge(pages: &Pages, session: &PaymentSession, lang: Lang) -> Option<String> {
     pages
         .own_challenge_page
-        .then(|| format!("/pay/challenge/{}?lg={}", session.id, lang.code()))
+        .then(|| format!("/pay/challenge/{}?lg={}", session.id(), lang.code()))
 }
 
 /// Shows where `session` stands (the GET pages): a redirect to the merchant for a settled
@@ -43,7 +43,7 @@ pub fn show_state(
         return see_other(pages, Some(session), url.as_str());
     }
     let t = lang.texts();
-    let (heading, message, next_step, success) = match session.state {
+    let (heading, message, next_step, success) = match session.state() {
         SessionState::Successful | SessionState::ApprovedTransaction => (
             t.heading_approved,
             t.result_approved,
@@ -76,20 +76,20 @@ pub fn show_state(
             false,
         ),
     };
-    let challenge_link = (session.state == SessionState::ChallengeRequired)
+    let challenge_link = (session.state() == SessionState::ChallengeRequired)
         .then(|| own_challenge(pages, session, lang))
         .flatten();
     let view = ResultView {
         frame: Frame::new(lang, ""),
         purchase: PurchaseView::of(session, merchant, lang),
-        state: session.state.name(),
+        state: session.state().name(),
         heading,
         message,
         next_step,
         challenge_link,
         success,
         refresh: matches!(
-            session.state,
+            session.state(),
             SessionState::Processing | SessionState::Pending
         ),
         self_href: format!("?lg={}", lang.code()),
@@ -136,7 +136,7 @@ pub fn after_step(
             None => go_to_state(pages, lang, session),
         },
         // The terminal allows another card: the form again, saying the card was declined.
-        PaymentResult::Declined { .. } if session.state == SessionState::Pending => see_other(
+        PaymentResult::Declined { .. } if session.state() == SessionState::Pending => see_other(
             pages,
             Some(session),
             &format!(

@@ -59,13 +59,13 @@ async fn open(
             // An expired session of this flow still names its merchant and the way back.
             let context = context_of(&state.checkout, id)
                 .await
-                .filter(|c| c.session.kind.is_flow(flow));
-            let culture = context.as_ref().and_then(|c| c.session.culture);
+                .filter(|c| c.session.kind().is_flow(flow));
+            let culture = context.as_ref().and_then(|c| c.session.culture());
             let lang = Lang::choose(lg, culture, accept);
             error_page_about(pages, lang, &e, "", context.as_ref())
         }
         Ok(page) => {
-            let lang = Lang::choose(lg, page.session.culture, accept);
+            let lang = Lang::choose(lg, page.session.culture(), accept);
             if page.is_payable() {
                 let form = reshown_form(pages, req, &page, query, lang);
                 pay_form(pages, req, &page, lang, form)
@@ -89,7 +89,7 @@ fn reshown_form(
     lang: Lang,
 ) -> FormState {
     let t = lang.texts();
-    let id = page.session.id.to_string();
+    let id = page.session.id().to_string();
     if let Some(flash) = query
         .form
         .as_deref()
@@ -116,7 +116,7 @@ fn reshown_form(
             .proof_of_work
             .as_ref()
             .filter(|_| challenged)
-            .map(|pow| pow.issue(page.session.id, OffsetDateTime::now_utc()));
+            .map(|pow| pow.issue(page.session.id(), OffsetDateTime::now_utc()));
         return FormState {
             errors,
             banner: flash.notice.map(|n| banner(n, lang)),
@@ -140,7 +140,7 @@ fn reshown_form(
         .proof_of_work
         .as_ref()
         .filter(|_| query.verify.is_some())
-        .map(|pow| pow.issue(page.session.id, OffsetDateTime::now_utc()));
+        .map(|pow| pow.issue(page.session.id(), OffsetDateTime::now_utc()));
     FormState {
         banner: notice.map(|n| banner(n, lang)),
         proof,
@@ -210,7 +210,7 @@ pub fn pay_form(
 ) -> HttpResponse {
     let session = &page.session;
     let (nonce, cookie) = browser_nonce(pages, req);
-    let id = session.id.to_string();
+    let id = session.id().to_string();
     let mut frame = Frame::new(lang, "");
     if let Some(form_id) = &form.form_id {
         frame.switch_href.push_str(&format!("&form={form_id}"));
@@ -227,7 +227,7 @@ pub fn pay_form(
         csrf: pages.csrf.token(&nonce, &id),
         session_id: id,
         can_cancel: matches!(
-            session.kind,
+            session.kind(),
             checkout_domain::session::SessionKind::IntegratedCheckout(_)
         ),
         errors: form.errors.iter().map(|e| (e.id, e.message)).collect(),

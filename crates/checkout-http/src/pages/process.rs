@@ -52,7 +52,7 @@ pub async fn process_payment(
         let context = context_of(&state.checkout, &raw_id).await;
         return match context {
             Some(context) => {
-                let lang = Lang::choose(form.lg.as_deref(), context.session.culture, accept);
+                let lang = Lang::choose(form.lg.as_deref(), context.session.culture(), accept);
                 see_other(
                     pages,
                     Some(&context.session),
@@ -126,7 +126,7 @@ pub async fn process_payment(
             let context = context_of(&state.checkout, &raw_id).await;
             let lang = Lang::choose(
                 form.lg.as_deref(),
-                context.as_ref().and_then(|c| c.session.culture),
+                context.as_ref().and_then(|c| c.session.culture()),
                 accept,
             );
             let base = context
@@ -140,7 +140,7 @@ pub async fn process_payment(
                 tracing::warn!(error = %e, "card post about no known session");
                 return go_to_unknown(pages, lang, &raw_id);
             };
-            let lang = Lang::choose(form.lg.as_deref(), context.session.culture, accept);
+            let lang = Lang::choose(form.lg.as_deref(), context.session.culture(), accept);
             // A session that expired while its form was open: its page says so. An
             // inactive terminal: its page says so too.
             if matches!(
@@ -158,7 +158,7 @@ pub async fn process_payment(
         }
     };
     let page = post.page;
-    let lang = Lang::choose(form.lg.as_deref(), page.session.culture, accept);
+    let lang = Lang::choose(form.lg.as_deref(), page.session.culture(), accept);
     match post.result {
         Err(field_errors) => {
             // A BTreeMap of CardField iterates in the form's order.
@@ -181,7 +181,7 @@ pub async fn process_payment(
             go_to_form(pages, lang, &page.session, &kept)
         }
         // The terminal allows another card: the form again, saying the card was declined.
-        Ok(PaymentResult::Declined { .. }) if page.session.state == SessionState::Pending => {
+        Ok(PaymentResult::Declined { .. }) if page.session.state() == SessionState::Pending => {
             kept.notice = Some(Notice::DeclinedTryAnother);
             go_to_form(pages, lang, &page.session, &kept)
         }
@@ -292,7 +292,7 @@ fn go_to_unknown(pages: &Pages, lang: Lang, raw_id: &str) -> HttpResponse {
 /// it then stands.
 async fn settled(state: &AppState, id: SessionId, mut session: PaymentSession) -> PaymentSession {
     let deadline = Instant::now() + state.pages.processing_wait;
-    while session.state == SessionState::Processing && Instant::now() < deadline {
+    while session.state() == SessionState::Processing && Instant::now() < deadline {
         actix_web::rt::time::sleep(SETTLE_POLL).await;
         match open_any(&state.checkout, id).await {
             Ok(page) => session = page.session,

@@ -107,9 +107,9 @@ impl Frame {
 
 /// The GET page of `session`: its checkout page or its link page.
 pub fn session_path(session: &PaymentSession) -> String {
-    match session.kind {
-        SessionKind::IntegratedCheckout(_) => format!("/pay/checkout-payment/{}", session.id),
-        SessionKind::PaymentLink => format!("/pay/link/{}", session.id),
+    match session.kind() {
+        SessionKind::IntegratedCheckout(_) => format!("/pay/checkout-payment/{}", session.id()),
+        SessionKind::PaymentLink => format!("/pay/link/{}", session.id()),
     }
 }
 
@@ -170,13 +170,16 @@ pub struct PurchaseView {
 impl PurchaseView {
     /// The purchase of `session` sold by `merchant`, in `lang`.
     pub fn of(session: &PaymentSession, merchant: &str, lang: Lang) -> Self {
-        let currency = session.amount.currency();
+        let currency = session.amount().currency();
         let text = |t: Option<&str>| t.map(str::to_owned).unwrap_or_default();
         PurchaseView {
             merchant: merchant.to_owned(),
-            description: session.description.as_ref().map(|d| d.as_str().to_owned()),
+            description: session
+                .description()
+                .as_ref()
+                .map(|d| d.as_str().to_owned()),
             items: session
-                .items
+                .items()
                 .iter()
                 .map(|i| ItemView {
                     code: text(i.code.as_ref().map(|c| c.as_str())),
@@ -191,22 +194,22 @@ impl PurchaseView {
                 })
                 .collect(),
             charges: session
-                .charges
+                .charges()
                 .iter()
                 .map(|c| ChargeView {
                     name: text(c.name.as_ref().map(|n| n.as_str())),
                     amount: money::format(c.amount.value(), currency, lang),
                 })
                 .collect(),
-            total: money::format(session.amount.value(), currency, lang),
+            total: money::format(session.amount().value(), currency, lang),
             currency: currency.code(),
-            reference: session.reference.to_string(),
-            expires: matches!(session.kind, SessionKind::PaymentLink).then(|| ExpiryView {
+            reference: session.reference().to_string(),
+            expires: matches!(session.kind(), SessionKind::PaymentLink).then(|| ExpiryView {
                 iso: session
-                    .expires_at
+                    .expires_at()
                     .format(&time::format_description::well_known::Rfc3339)
                     .unwrap_or_default(),
-                text: money::utc_date_time(session.expires_at, lang),
+                text: money::utc_date_time(session.expires_at(), lang),
             }),
         }
     }

@@ -42,7 +42,7 @@ async fn feed(
     events_once(store, terminal_number, None, count)
         .await
         .into_iter()
-        .map(|e| (e.session.reference.to_string(), e.kind))
+        .map(|e| (e.session.reference().to_string(), e.kind))
         .collect()
 }
 
@@ -54,7 +54,7 @@ async fn every_change_into_a_reported_state_writes_one_event_and_no_other_change
     store.insert(&cancelled).await.unwrap();
     assert!(store
         .transition(
-            cancelled.id,
+            cancelled.id(),
             SessionState::Pending,
             SessionState::Cancelled,
             at(10)
@@ -83,13 +83,13 @@ async fn every_change_into_a_reported_state_writes_one_event_and_no_other_change
     assert_eq!(recorded, Recorded::Moved);
     // Expired by the bulk sweep.
     let mut stale = session("T-1", "STALE");
-    stale.expires_at = at(5);
+    stale = checkout_domain::testing::builders::edit(stale, |r| r.expires_at = at(5));
     store.insert(&stale).await.unwrap();
     assert_eq!(store.expire_due(at(40)).await.unwrap(), 1);
     // A failed move writes nothing.
     assert!(!store
         .transition(
-            paid.id,
+            paid.id(),
             SessionState::Pending,
             SessionState::Cancelled,
             at(50)
@@ -107,8 +107,8 @@ async fn every_change_into_a_reported_state_writes_one_event_and_no_other_change
     );
     let events = events_once(&store, "T-1", None, 3).await;
     let paid_event = &events[1];
-    assert_eq!(paid_event.session.id, paid.id);
-    assert_eq!(paid_event.session.state, SessionState::Successful);
+    assert_eq!(paid_event.session.id(), paid.id());
+    assert_eq!(paid_event.session.state(), SessionState::Successful);
     assert_eq!(paid_event.occurred_at, at(30));
     assert!(
         feed(&store, "T-2", 0).await.is_empty(),
@@ -123,7 +123,12 @@ async fn the_feed_pages_by_cursor_in_commit_order() {
         let s = session("T-1", &format!("S-{n}"));
         store.insert(&s).await.unwrap();
         store
-            .transition(s.id, SessionState::Pending, SessionState::Cancelled, at(n))
+            .transition(
+                s.id(),
+                SessionState::Pending,
+                SessionState::Cancelled,
+                at(n),
+            )
             .await
             .unwrap();
     }
@@ -137,7 +142,7 @@ async fn the_feed_pages_by_cursor_in_commit_order() {
     let refs: Vec<String> = first
         .iter()
         .chain(&rest)
-        .map(|e| e.session.reference.to_string())
+        .map(|e| e.session.reference().to_string())
         .collect();
     assert_eq!(refs, ["S-0", "S-1", "S-2", "S-3", "S-4"]);
     assert!(store
@@ -160,14 +165,14 @@ async fn an_event_that_commits_late_is_never_skipped() {
     diesel::sql_query("BEGIN").execute(&mut open).await.unwrap();
     diesel::sql_query("UPDATE payment_sessions SET state = $1 WHERE id = $2")
         .bind::<SmallInt, _>(SessionState::Cancelled.code())
-        .bind::<SqlUuid, _>(slow.id.as_uuid())
+        .bind::<SqlUuid, _>(slow.id().as_uuid())
         .execute(&mut open)
         .await
         .unwrap();
     // ...while another commits a change to QUICK.
     assert!(store
         .transition(
-            quick.id,
+            quick.id(),
             SessionState::Pending,
             SessionState::Cancelled,
             at(1)
@@ -191,7 +196,7 @@ async fn an_event_that_commits_late_is_never_skipped() {
     let events = events_once(&store, "T-1", None, 2).await;
     let refs: Vec<String> = events
         .iter()
-        .map(|e| e.session.reference.to_string())
+        .map(|e| e.session.reference().to_string())
         .collect();
     assert_eq!(
         refs,

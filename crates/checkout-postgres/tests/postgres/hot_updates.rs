@@ -26,18 +26,20 @@ async fn the_generated_columns_follow_the_session_state() {
     let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
     for state in SessionState::ALL {
         let mut s = session("T-1", &format!("REF-{}", state.code()));
-        s.state = state;
-        s.expires_at = at(1_000_000 + i64::from(state.code()));
+        s = checkout_domain::testing::builders::edit(s, |r| r.state = state);
+        s = checkout_domain::testing::builders::edit(s, |r| {
+            r.expires_at = at(1_000_000 + i64::from(state.code()))
+        });
         store.insert(&s).await.unwrap();
         let read: Generated = diesel::sql_query(
             "SELECT held_reference, pending_until, challenge_until \
              FROM payment_sessions WHERE id = $1",
         )
-        .bind::<SqlUuid, _>(s.id.as_uuid())
+        .bind::<SqlUuid, _>(s.id().as_uuid())
         .get_result(&mut conn)
         .await
         .unwrap();
-        let reference = s.reference.as_str().to_owned();
+        let reference = s.reference().as_str().to_owned();
         assert_eq!(
             read.held_reference,
             state.holds_reference().then_some(reference),
@@ -45,12 +47,12 @@ async fn the_generated_columns_follow_the_session_state() {
         );
         assert_eq!(
             read.pending_until,
-            (state == SessionState::Pending).then_some(s.expires_at),
+            (state == SessionState::Pending).then_some(s.expires_at()),
             "{state}"
         );
         assert_eq!(
             read.challenge_until,
-            (state == SessionState::ChallengeRequired).then_some(s.expires_at),
+            (state == SessionState::ChallengeRequired).then_some(s.expires_at()),
             "{state}"
         );
     }
@@ -106,10 +108,10 @@ async fn a_payments_answer_and_a_capture_write_no_index_entry() {
     ];
     for (n, (from, to)) in moves.into_iter().enumerate() {
         let mut s = session("T-1", &format!("HOT-{n}"));
-        s.state = from;
+        s = checkout_domain::testing::builders::edit(s, |r| r.state = from);
         store.insert(&s).await.unwrap();
         assert_eq!(
-            heap_only_updates(&db, s.id.as_uuid(), from, to).await,
+            heap_only_updates(&db, s.id().as_uuid(), from, to).await,
             1,
             "{from} -> {to}"
         );
@@ -120,7 +122,7 @@ async fn a_payments_answer_and_a_capture_write_no_index_entry() {
     assert_eq!(
         heap_only_updates(
             &db,
-            s.id.as_uuid(),
+            s.id().as_uuid(),
             SessionState::Pending,
             SessionState::Processing
         )

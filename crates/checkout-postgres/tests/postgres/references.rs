@@ -11,13 +11,13 @@ async fn sessions_with_a_reference_come_newest_first_in_every_state_and_per_term
     let (_db, store) = database().await;
     // Two expired sessions and their live successor, out of order; items and charges too.
     let mut oldest = full_checkout_session("T-1", "REF-A");
-    oldest.state = SessionState::Expired;
-    oldest.created_at = at(10);
+    oldest = checkout_domain::testing::builders::edit(oldest, |r| r.state = SessionState::Expired);
+    oldest = checkout_domain::testing::builders::edit(oldest, |r| r.created_at = at(10));
     let mut older = session("T-1", "REF-A");
-    older.state = SessionState::Expired;
-    older.created_at = at(20);
+    older = checkout_domain::testing::builders::edit(older, |r| r.state = SessionState::Expired);
+    older = checkout_domain::testing::builders::edit(older, |r| r.created_at = at(20));
     let mut live = full_checkout_session("T-1", "REF-A");
-    live.created_at = at(30);
+    live = checkout_domain::testing::builders::edit(live, |r| r.created_at = at(30));
     for s in [&older, &live, &oldest] {
         store.insert(s).await.unwrap();
     }
@@ -29,25 +29,25 @@ async fn sessions_with_a_reference_come_newest_first_in_every_state_and_per_term
         .find_by_reference(&terminal("T-1"), &reference("REF-A"), 100)
         .await
         .unwrap();
-    let ids: Vec<SessionId> = found.iter().map(|s| s.id).collect();
-    assert_eq!(ids, [live.id, older.id, oldest.id]);
-    assert!(found.iter().all(|s| s.terminal == terminal("T-1")));
+    let ids: Vec<SessionId> = found.iter().map(|s| s.id()).collect();
+    assert_eq!(ids, [live.id(), older.id(), oldest.id()]);
+    assert!(found.iter().all(|s| *s.terminal() == terminal("T-1")));
     assert!(
         found
             .iter()
-            .all(|s| s.items.is_empty() && s.charges.is_empty()),
+            .all(|s| s.items().is_empty() && s.charges().is_empty()),
         "the status records need no lines"
     );
-    assert_eq!(found[0].state, SessionState::Pending);
-    assert_eq!(found[0].amount, live.amount);
-    assert_eq!(found[0].created_at, live.created_at);
+    assert_eq!(found[0].state(), SessionState::Pending);
+    assert_eq!(found[0].amount(), live.amount());
+    assert_eq!(found[0].created_at(), live.created_at());
 
     let limited = store
         .find_by_reference(&terminal("T-1"), &reference("REF-A"), 2)
         .await
         .unwrap();
     assert_eq!(limited.len(), 2);
-    assert_eq!(limited[0].id, live.id);
+    assert_eq!(limited[0].id(), live.id());
 
     let theirs = store
         .find_by_reference(&terminal("T-2"), &reference("REF-A"), 100)

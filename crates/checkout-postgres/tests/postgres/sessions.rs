@@ -24,33 +24,33 @@ async fn a_session_with_every_field_reads_back_unchanged() {
     let s = full_checkout_session("T-1", "ORDER-7");
     store.insert(&s).await.unwrap();
 
-    let read = store.get(s.id).await.unwrap().expect("stored");
+    let read = store.get(s.id()).await.unwrap().expect("stored");
     assert_eq!(read, s);
     // Rendered at the currency's scale, not the column's (NUMERIC(19,4)).
-    assert_eq!(read.amount.value().to_string(), "10.50");
-    assert_eq!(read.amount.currency().code(), "USD");
+    assert_eq!(read.amount().value().to_string(), "10.50");
+    assert_eq!(read.amount().currency().code(), "USD");
     let items: Vec<String> = read
-        .items
+        .items()
         .iter()
         .map(|i| i.amount.value().to_string())
         .collect();
     assert_eq!(items, ["2.50", "0.00", "1.99"]);
     let codes: Vec<Option<&str>> = read
-        .items
+        .items()
         .iter()
         .map(|i| i.code.as_ref().map(|c| c.as_str()))
         .collect();
     assert_eq!(codes, [Some("SKU-9"), None, Some("A-1")]);
     let charges: Vec<String> = read
-        .charges
+        .charges()
         .iter()
         .map(|c| c.amount.value().to_string())
         .collect();
     assert_eq!(charges, ["1.25", "0.01", "0.24"]);
-    assert_eq!(read.created_at, at(1));
-    assert_eq!(read.updated_at, at(2));
-    assert_eq!(read.expires_at.microsecond(), 999_999);
-    assert!(read.created_at.offset().is_utc());
+    assert_eq!(read.created_at(), at(1));
+    assert_eq!(read.updated_at(), at(2));
+    assert_eq!(read.expires_at().microsecond(), 999_999);
+    assert!(read.created_at().offset().is_utc());
 }
 
 #[tokio::test]
@@ -66,19 +66,24 @@ async fn amounts_keep_each_currency_scale() {
     .enumerate()
     {
         let mut s = session("T-1", &format!("SCALE-{i}"));
-        s.amount = amount(value, currency);
-        s.items = vec![checkout_domain::session::Item {
-            code: None,
-            quantity: 2,
-            description: None,
-            amount: line(value, currency),
-        }];
+        s = checkout_domain::testing::builders::edit(s, |r| {
+            r.amount = amount(value, currency);
+            r.money = checkout_domain::session::SessionMoney::nothing(r.amount.currency());
+        });
+        s = checkout_domain::testing::builders::edit(s, |r| {
+            r.items = vec![checkout_domain::session::Item {
+                code: None,
+                quantity: 2,
+                description: None,
+                amount: line(value, currency),
+            }]
+        });
         store.insert(&s).await.unwrap();
-        let read = store.get(s.id).await.unwrap().expect("stored");
+        let read = store.get(s.id()).await.unwrap().expect("stored");
         assert_eq!(read, s, "{currency}");
-        assert_eq!(read.amount.value().to_string(), shown, "{currency}");
+        assert_eq!(read.amount().value().to_string(), shown, "{currency}");
         assert_eq!(
-            read.items[0].amount.value().to_string(),
+            read.items()[0].amount.value().to_string(),
             shown,
             "{currency}"
         );
@@ -89,29 +94,30 @@ async fn amounts_keep_each_currency_scale() {
 async fn optional_fields_may_be_absent() {
     let (_db, store) = database().await;
     let mut checkout = full_checkout_session("T-1", "NO-BACK");
-    checkout.kind = SessionKind::IntegratedCheckout(Box::new(Callbacks {
-        success: url("https://shop.example/ok"),
-        fail: url("https://shop.example/fail"),
-        back: None,
-    }));
-    checkout.description = None;
-    checkout.email = None;
-    checkout.culture = None;
-    checkout.items.clear();
-    checkout.charges.clear();
+    checkout = checkout_domain::testing::builders::edit(checkout, |r| {
+        r.kind = SessionKind::IntegratedCheckout(Box::new(Callbacks {
+            success: url("https://shop.example/ok"),
+            fail: url("https://shop.example/fail"),
+            back: None,
+        }))
+    });
+    checkout = checkout_domain::testing::builders::edit(checkout, |r| r.description = None);
+    checkout = checkout_domain::testing::builders::edit(checkout, |r| r.email = None);
+    checkout = checkout_domain::testing::builders::edit(checkout, |r| r.culture = None);
+    checkout = checkout_domain::testing::builders::edit(checkout, |r| r.items.clear());
+    checkout = checkout_domain::testing::builders::edit(checkout, |r| r.charges.clear());
     let link = session("T-1", "LINK");
     for s in [&checkout, &link] {
         store.insert(s).await.unwrap();
-        assert_eq!(store.get(s.id).await.unwrap().as_ref(), Some(s));
+        assert_eq!(store.get(s.id()).await.unwrap().as_ref(), Some(s));
     }
-    let SessionKind::IntegratedCheckout(callbacks) =
-        store.get(checkout.id).await.unwrap().unwrap().kind
-    else {
+    let read = store.get(checkout.id()).await.unwrap().unwrap();
+    let SessionKind::IntegratedCheckout(callbacks) = read.kind() else {
         panic!("kind changed");
     };
     assert_eq!(callbacks.back, None);
     assert_eq!(
-        store.get(link.id).await.unwrap().unwrap().kind,
+        *store.get(link.id()).await.unwrap().unwrap().kind(),
         SessionKind::PaymentLink
     );
 }
@@ -120,19 +126,19 @@ async fn optional_fields_may_be_absent() {
 async fn get_without_lines_reads_the_session_without_its_items_and_charges() {
     let (_db, store) = database().await;
     let s = full_checkout_session("T-1", "ORDER-8");
-    assert!(!s.items.is_empty() && !s.charges.is_empty());
+    assert!(!s.items().is_empty() && !s.charges().is_empty());
     store.insert(&s).await.unwrap();
 
     let read = store
-        .get_without_lines(s.id)
+        .get_without_lines(s.id())
         .await
         .unwrap()
         .expect("stored");
-    assert!(read.items.is_empty());
-    assert!(read.charges.is_empty());
+    assert!(read.items().is_empty());
+    assert!(read.charges().is_empty());
     let mut expected = s.clone();
-    expected.items.clear();
-    expected.charges.clear();
+    expected = checkout_domain::testing::builders::edit(expected, |r| r.items.clear());
+    expected = checkout_domain::testing::builders::edit(expected, |r| r.charges.clear());
     assert_eq!(read, expected);
     assert_eq!(
         store
@@ -161,15 +167,15 @@ async fn a_session_read_with_its_terminal_is_as_the_two_reads_alone() {
         .unwrap());
     let mut expected = BTreeMap::new();
     for s in &sessions {
-        let seen = store.get_terminal(&s.terminal).await.unwrap();
-        let whole = store.get(s.id).await.unwrap().expect("stored");
+        let seen = store.get_terminal(s.terminal()).await.unwrap();
+        let whole = store.get(s.id()).await.unwrap().expect("stored");
         let bare = store
-            .get_without_lines(s.id)
+            .get_without_lines(s.id())
             .await
             .unwrap()
             .expect("stored");
-        expected.insert((s.id, true), (whole, seen.clone()));
-        expected.insert((s.id, false), (bare, seen));
+        expected.insert((s.id(), true), (whole, seen.clone()));
+        expected.insert((s.id(), false), (bare, seen));
     }
 
     // Each read three times with and three times without lines, all at once, among reads
@@ -189,7 +195,7 @@ async fn a_session_read_with_its_terminal_is_as_the_two_reads_alone() {
             });
         }
         for s in &sessions {
-            let (store, id) = (store.clone(), s.id);
+            let (store, id) = (store.clone(), s.id());
             plain.spawn(async move { (id, store.get_without_lines(id).await) });
         }
     }
@@ -199,7 +205,7 @@ async fn a_session_read_with_its_terminal_is_as_the_two_reads_alone() {
         let read = read.unwrap().expect("stored");
         assert_eq!(Some(&read), expected.get(&key), "{key:?}");
         let seen = read.1.expect("provisioned");
-        assert_eq!(seen.number, read.0.terminal);
+        assert_eq!(&seen.number, read.0.terminal());
         assert_eq!(seen.active, seen.number == terminal("T-1"));
         reads += 1;
     }
@@ -218,22 +224,26 @@ async fn a_session_read_with_its_terminal_is_as_the_two_reads_alone() {
 async fn the_largest_session_keeps_every_item_and_charge_in_order() {
     let (_db, store) = database().await;
     let mut s = full_checkout_session("T-1", "ORDER-9");
-    let item = s.items[0].clone();
-    let charge = s.charges[0].clone();
-    s.items = (0..checkout_domain::session::MAX_ITEMS)
-        .map(|i| checkout_domain::session::Item {
-            quantity: u32::try_from(i + 1).unwrap(),
-            ..item.clone()
-        })
-        .collect();
-    s.charges = (0..checkout_domain::session::MAX_CHARGES)
-        .map(|i| checkout_domain::session::Charge {
-            name: (i % 2 == 0).then(|| charge.name.clone()).flatten(),
-            ..charge.clone()
-        })
-        .collect();
+    let item = s.items()[0].clone();
+    let charge = s.charges()[0].clone();
+    s = checkout_domain::testing::builders::edit(s, |r| {
+        r.items = (0..checkout_domain::session::MAX_ITEMS)
+            .map(|i| checkout_domain::session::Item {
+                quantity: u32::try_from(i + 1).unwrap(),
+                ..item.clone()
+            })
+            .collect()
+    });
+    s = checkout_domain::testing::builders::edit(s, |r| {
+        r.charges = (0..checkout_domain::session::MAX_CHARGES)
+            .map(|i| checkout_domain::session::Charge {
+                name: (i % 2 == 0).then(|| charge.name.clone()).flatten(),
+                ..charge.clone()
+            })
+            .collect()
+    });
     store.insert(&s).await.unwrap();
-    assert_eq!(store.get(s.id).await.unwrap().expect("stored"), s);
+    assert_eq!(store.get(s.id()).await.unwrap().expect("stored"), s);
 }
 
 #[tokio::test]
@@ -254,11 +264,13 @@ async fn other_unique_violations_are_store_errors() {
     let s = session("T-1", "A");
     store.insert(&s).await.unwrap();
     let mut same_id = session("T-1", "B");
-    same_id.id = s.id;
+    same_id = checkout_domain::testing::builders::edit(same_id, |r| r.id = s.id());
     let err = store.insert(&same_id).await.unwrap_err();
     assert!(matches!(err, InsertError::Store(_)), "{err:?}");
     let mut same_internal = session("T-1", "C");
-    same_internal.internal_reference = s.internal_reference.clone();
+    same_internal = checkout_domain::testing::builders::edit(same_internal, |r| {
+        r.internal_reference = s.internal_reference().clone()
+    });
     let err = store.insert(&same_internal).await.unwrap_err();
     assert!(matches!(err, InsertError::Store(_)), "{err:?}");
 }
@@ -267,7 +279,7 @@ async fn other_unique_violations_are_store_errors() {
 async fn find_holding_reference_matches_terminal_and_reference() {
     let (_db, store) = database().await;
     let mut done = session("T-1", "R");
-    done.state = SessionState::Successful;
+    done = checkout_domain::testing::builders::edit(done, |r| r.state = SessionState::Successful);
     store.insert(&done).await.unwrap();
     assert_eq!(
         store
@@ -306,7 +318,7 @@ async fn of_concurrent_inserts_a_bad_one_fails_alone_and_each_reference_has_one_
     sessions.extend((0..10).map(|i| session("T-404", &format!("BAD-{i}"))));
     for s in sessions {
         let store = store.clone();
-        tasks.spawn(async move { (s.reference.clone(), store.insert(&s).await) });
+        tasks.spawn(async move { (s.reference().clone(), store.insert(&s).await) });
     }
     let (mut won, mut duplicates, mut failed) = (BTreeMap::new(), Vec::new(), Vec::new());
     while let Some(joined) = tasks.join_next().await {
@@ -364,11 +376,11 @@ async fn of_concurrent_reads_each_gets_its_own_session() {
     let mut alone = BTreeMap::new();
     for s in &sessions {
         let read = store
-            .get_without_lines(s.id)
+            .get_without_lines(s.id())
             .await
             .unwrap()
             .expect("stored");
-        alone.insert(s.id, read);
+        alone.insert(s.id(), read);
     }
     let unknown: Vec<SessionId> = (0..20)
         .map(|_| SessionId::from_random_bytes(random_bytes()))
@@ -376,7 +388,7 @@ async fn of_concurrent_reads_each_gets_its_own_session() {
 
     // Each session read five times and each unknown id once, all at once.
     let mut tasks = JoinSet::new();
-    let ids = sessions.iter().map(|s| s.id).cycle().take(500);
+    let ids = sessions.iter().map(|s| s.id()).cycle().take(500);
     for id in ids.chain(unknown.iter().copied()) {
         let store = store.clone();
         tasks.spawn(async move { (id, store.get_without_lines(id).await) });
@@ -398,7 +410,7 @@ async fn of_concurrent_reads_each_gets_its_own_session() {
     assert_eq!(none, unknown.len());
     assert_eq!(found.len(), sessions.len());
     assert!(found.values().all(|n| *n == 5), "{found:?}");
-    let carded = alone.values().filter(|s| !s.attempts.is_empty()).count();
+    let carded = alone.values().filter(|s| !s.attempts().is_empty()).count();
     assert_eq!(carded, 10);
 }
 
@@ -416,8 +428,8 @@ async fn of_concurrent_whole_reads_each_gets_its_own_lines() {
         let mut s = full_checkout_session("T-1", &format!("WHOLE-{i}"));
         // Sessions differ in their lines: every third has none, the others a prefix of them.
         let keep = i % 3;
-        s.items.truncate(keep);
-        s.charges.truncate(keep);
+        s = checkout_domain::testing::builders::edit(s, |r| r.items.truncate(keep));
+        s = checkout_domain::testing::builders::edit(s, |r| r.charges.truncate(keep));
         store.insert(&s).await.unwrap();
         sessions.push(s);
     }
@@ -428,10 +440,12 @@ async fn of_concurrent_whole_reads_each_gets_its_own_lines() {
             .begin_attempt(&a, SessionState::Pending, SessionState::Processing)
             .await
             .unwrap());
-        s.state = SessionState::Processing;
-        s.current_attempt = Some(a.id);
-        s.updated_at = at(100);
-        s.attempts.push((&a).into());
+        *s = checkout_domain::testing::builders::edit(s.clone(), |r| {
+            r.state = SessionState::Processing;
+            r.current_attempt = Some(a.id);
+            r.updated_at = at(100);
+            r.attempts.push((&a).into());
+        });
     }
 
     // Each session read four times, and twenty unknown ids, all at once.
@@ -439,13 +453,13 @@ async fn of_concurrent_whole_reads_each_gets_its_own_lines() {
         .map(|_| SessionId::from_random_bytes(random_bytes()))
         .collect();
     let mut tasks = JoinSet::new();
-    let ids = sessions.iter().map(|s| s.id).cycle().take(240);
+    let ids = sessions.iter().map(|s| s.id()).cycle().take(240);
     for id in ids.chain(unknown.iter().copied()) {
         let store = store.clone();
         tasks.spawn(async move { (id, store.get(id).await) });
     }
     let expected: BTreeMap<SessionId, &PaymentSession> =
-        sessions.iter().map(|s| (s.id, s)).collect();
+        sessions.iter().map(|s| (s.id(), s)).collect();
     let (mut found, mut none) = (BTreeMap::new(), 0);
     while let Some(joined) = tasks.join_next().await {
         let (id, read) = joined.unwrap();
@@ -502,19 +516,27 @@ async fn a_guarded_insert_writes_only_while_the_terminal_is_as_read() {
     let (mut written, mut changed) = (0, 0);
     while let Some(joined) = tasks.join_next().await {
         let (s, outcome) = joined.unwrap();
-        let stored = store.get(s.id).await.unwrap();
+        let stored = store.get(s.id()).await.unwrap();
         match outcome {
             Ok(()) => {
-                assert!(s.reference.as_str().starts_with("NOW-"), "{}", s.reference);
+                assert!(
+                    s.reference().as_str().starts_with("NOW-"),
+                    "{}",
+                    s.reference()
+                );
                 assert_eq!(stored, Some(s));
                 written += 1;
             }
             Err(InsertError::TerminalChanged) => {
-                assert!(!s.reference.as_str().starts_with("NOW-"), "{}", s.reference);
+                assert!(
+                    !s.reference().as_str().starts_with("NOW-"),
+                    "{}",
+                    s.reference()
+                );
                 assert_eq!(stored, None, "nothing of a refused create is written");
                 changed += 1;
             }
-            Err(e) => panic!("{}: {e}", s.reference),
+            Err(e) => panic!("{}: {e}", s.reference()),
         }
     }
     assert_eq!((written, changed), (20, 40));
@@ -527,17 +549,17 @@ async fn begin_attempt_moves_the_session_and_records_the_attempt() {
     let (_db, store) = database().await;
     let s = session("T-1", "PAY");
     store.insert(&s).await.unwrap();
-    assert_eq!(store.latest_attempt(s.id).await.unwrap(), None);
+    assert_eq!(store.latest_attempt(s.id()).await.unwrap(), None);
 
     let a = attempt(&s, at(100));
     assert!(store
         .begin_attempt(&a, SessionState::Pending, SessionState::Processing)
         .await
         .unwrap());
-    assert_eq!(store.latest_attempt(s.id).await.unwrap(), Some(a));
-    let read = store.get(s.id).await.unwrap().unwrap();
+    assert_eq!(store.latest_attempt(s.id()).await.unwrap(), Some(a));
+    let read = store.get(s.id()).await.unwrap().unwrap();
     assert_eq!(
-        (read.state, read.updated_at),
+        (read.state(), read.updated_at()),
         (SessionState::Processing, at(100))
     );
 }
@@ -570,7 +592,7 @@ async fn record_attempt_saves_the_attempt_and_moves_the_session() {
         .await
         .unwrap());
     assert_eq!(
-        store.get(s.id).await.unwrap().unwrap().current_attempt,
+        store.get(s.id()).await.unwrap().unwrap().current_attempt(),
         Some(a.id)
     );
 
@@ -588,9 +610,9 @@ async fn record_attempt_saves_the_attempt_and_moves_the_session() {
     .await;
     assert_eq!(moved, Recorded::Moved);
     assert_eq!(store.attempt(a.id).await.unwrap(), Some(a.clone()));
-    let read = store.get(s.id).await.unwrap().unwrap();
+    let read = store.get(s.id()).await.unwrap().unwrap();
     assert_eq!(
-        (read.state, read.updated_at),
+        (read.state(), read.updated_at()),
         (SessionState::ChallengeRequired, at(200))
     );
 
@@ -605,7 +627,7 @@ async fn record_attempt_saves_the_attempt_and_moves_the_session() {
     );
     assert_eq!(store.attempt(a.id).await.unwrap(), Some(a.clone()));
     assert_eq!(
-        store.get(s.id).await.unwrap().unwrap().state,
+        store.get(s.id()).await.unwrap().unwrap().state(),
         SessionState::ChallengeRequired
     );
 }
@@ -674,19 +696,19 @@ async fn of_concurrent_attempt_writes_each_decides_as_it_would_alone() {
     // Each bad attempt failed alone, and nothing of it was written.
     assert_eq!(failed, bad_sessions.len());
     for s in &bad_sessions {
-        assert_eq!(store.get(s.id).await.unwrap().as_ref(), Some(s));
-        assert_eq!(store.attempts(s.id).await.unwrap(), []);
+        assert_eq!(store.get(s.id()).await.unwrap().as_ref(), Some(s));
+        assert_eq!(store.attempts(s.id()).await.unwrap(), []);
     }
     assert_eq!(winners.len(), sessions.len());
     for s in &sessions {
-        let winner = &winners[&s.id];
+        let winner = &winners[&s.id()];
         assert_eq!(
-            store.attempts(s.id).await.unwrap(),
+            store.attempts(s.id()).await.unwrap(),
             std::slice::from_ref(winner)
         );
-        let read = store.get_without_lines(s.id).await.unwrap().unwrap();
+        let read = store.get_without_lines(s.id()).await.unwrap().unwrap();
         assert_eq!(
-            (read.state, read.current_attempt),
+            (read.state(), read.current_attempt()),
             (SessionState::Processing, Some(winner.id))
         );
     }
@@ -736,9 +758,9 @@ async fn of_concurrent_attempt_writes_each_decides_as_it_would_alone() {
         }
     }
     for s in &sessions {
-        let read = store.get(s.id).await.unwrap().unwrap();
-        assert_eq!(read.state, SessionState::Successful, "{}", s.reference);
-        let stored = store.attempt(winners[&s.id].id).await.unwrap().unwrap();
+        let read = store.get(s.id()).await.unwrap().unwrap();
+        assert_eq!(read.state(), SessionState::Successful, "{}", s.reference());
+        let stored = store.attempt(winners[&s.id()].id).await.unwrap().unwrap();
         assert_eq!(stored.state, AttemptState::Succeeded);
     }
     // Each session's move to Successful has its one event (Processing has none).
@@ -784,11 +806,11 @@ async fn the_latest_attempt_is_the_most_recent_one() {
         .begin_attempt(&second, SessionState::Pending, SessionState::Processing)
         .await
         .unwrap());
-    assert_eq!(store.latest_attempt(s.id).await.unwrap(), Some(second));
+    assert_eq!(store.latest_attempt(s.id()).await.unwrap(), Some(second));
 
     let other = session("T-1", "OTHER");
     store.insert(&other).await.unwrap();
-    assert_eq!(store.latest_attempt(other.id).await.unwrap(), None);
+    assert_eq!(store.latest_attempt(other.id()).await.unwrap(), None);
 }
 
 #[tokio::test]
@@ -797,8 +819,8 @@ async fn expire_due_moves_only_pending_sessions_past_their_expiry() {
     let now = at(1_000_000);
     let make = |name: &str, state: SessionState, expires_at| {
         let mut s = session("T-1", name);
-        s.state = state;
-        s.expires_at = expires_at;
+        s = checkout_domain::testing::builders::edit(s, |r| r.state = state);
+        s = checkout_domain::testing::builders::edit(s, |r| r.expires_at = expires_at);
         s
     };
     let due = make("DUE", SessionState::Pending, at(999_999));
@@ -813,20 +835,20 @@ async fn expire_due_moves_only_pending_sessions_past_their_expiry() {
 
     assert_eq!(store.expire_due(now).await.unwrap(), 2);
     for s in [&due, &exactly_now] {
-        let read = store.get(s.id).await.unwrap().unwrap();
+        let read = store.get(s.id()).await.unwrap().unwrap();
         assert_eq!(
-            (read.state, read.updated_at),
+            (read.state(), read.updated_at()),
             (SessionState::Expired, now),
             "{}",
-            s.reference
+            s.reference()
         );
     }
     for s in [&later, &processing, &challenged, &paid] {
         assert_eq!(
-            store.get(s.id).await.unwrap().as_ref(),
+            store.get(s.id()).await.unwrap().as_ref(),
             Some(s),
             "{}",
-            s.reference
+            s.reference()
         );
     }
     assert_eq!(store.expire_due(now).await.unwrap(), 0);
@@ -839,8 +861,8 @@ async fn due_challenges_lists_only_challenges_past_their_expiry_soonest_first() 
     let (_db, store) = database().await;
     let make = |name: &str, state: SessionState, expires_at| {
         let mut s = session("T-1", name);
-        s.state = state;
-        s.expires_at = expires_at;
+        s = checkout_domain::testing::builders::edit(s, |r| r.state = state);
+        s = checkout_domain::testing::builders::edit(s, |r| r.expires_at = expires_at);
         s
     };
     let first = make("FIRST", SessionState::ChallengeRequired, at(100));
@@ -852,11 +874,11 @@ async fn due_challenges_lists_only_challenges_past_their_expiry_soonest_first() 
     }
     assert_eq!(
         store.due_challenges(at(300), 10).await.unwrap(),
-        vec![first.id, second.id]
+        vec![first.id(), second.id()]
     );
     assert_eq!(
         store.due_challenges(at(300), 1).await.unwrap(),
-        vec![first.id]
+        vec![first.id()]
     );
 }
 

@@ -45,7 +45,12 @@ async fn events(store: &PgStore, terminal_number: &str, n: usize) {
         );
         store.insert(&s).await.unwrap();
         assert!(store
-            .transition(s.id, SessionState::Pending, SessionState::Cancelled, at(10))
+            .transition(
+                s.id(),
+                SessionState::Pending,
+                SessionState::Cancelled,
+                at(10)
+            )
             .await
             .unwrap());
     }

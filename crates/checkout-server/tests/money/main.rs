@@ -13,11 +13,13 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod hold_expiry;
 mod lifecycle;
 mod model;
 mod processor_events;
 mod reversal_model;
 mod reversals;
+mod review;
 mod scenarios;
 
 use std::time::{Duration, Instant};

@@ -166,6 +166,7 @@ impl World {
                 batch: 10,
                 lease: Duration::seconds(20),
                 give_up_after: Duration::hours(23),
+                hold_check_after: Duration::days(7),
             });
         let store_port = Arc::new(store.clone());
         let checkout = Checkout::new(
@@ -351,7 +352,7 @@ async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionSta
     if charged.len() > 1 {
         return Err(format!("charged {} times: {intents:?}", charged.len()));
     }
-    let current = match session.current_attempt {
+    let current = match session.current_attempt() {
         Some(a) => stack.store.attempt(a).await.map_err(|e| e.to_string())?,
         None => None,
     };
@@ -360,14 +361,14 @@ async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionSta
             .iter()
             .find(|i| i.metadata.get("attempt") == Some(&a.id.to_string()))
     });
-    match session.state {
+    match session.state() {
         SessionState::Successful | SessionState::ApprovedTransaction => {
             let made_by_current =
                 charged.len() == 1 && current_intent.is_some_and(|i| i.id == charged[0].id);
             if !made_by_current {
                 return Err(format!(
                     "reads {} but the processor holds {intents:?} (current {current:?})",
-                    session.state
+                    session.state()
                 ));
             }
         }
@@ -379,7 +380,7 @@ async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionSta
             if !charged.is_empty() {
                 return Err(format!(
                     "reads {} but the processor holds a charge: {intents:?} (current {current:?})",
-                    session.state
+                    session.state()
                 ));
             }
         }
@@ -403,14 +404,14 @@ async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionSta
     let (declines, changes): (Vec<String>, Vec<String>) = events
         .into_iter()
         .partition(|e| e == "payment.attempt_failed");
-    let expected: Vec<String> = checkout_domain::events::EventType::of_state(session.state)
+    let expected: Vec<String> = checkout_domain::events::EventType::of_state(session.state())
         .map(|t| t.as_str().to_owned())
         .into_iter()
         .collect();
     if changes != expected {
         return Err(format!(
             "reads {} with the events {changes:?}, expected {expected:?}",
-            session.state
+            session.state()
         ));
     }
     let attempts = stack.store.attempts(id).await.map_err(|e| e.to_string())?;
@@ -424,7 +425,7 @@ async fn check(world: &World, stack: &Stack, id: SessionId) -> Result<SessionSta
             declines.len()
         ));
     }
-    Ok(session.state)
+    Ok(session.state())
 }
 
 /// A database of its own for one run (the sweeps look at every session of a database, and
@@ -514,7 +515,7 @@ pub(crate) async fn new_session(stack: &Stack, seed: u64) -> Result<SessionId, S
         capture_method: None,
     };
     let session = stack.checkout.start_payment(&caller(), &request).await;
-    Ok(session.map_err(|e| e.to_string())?.id)
+    Ok(session.map_err(|e| e.to_string())?.id())
 }
 
 /// One run: a session, a random list of operations, the settling, the invariants.

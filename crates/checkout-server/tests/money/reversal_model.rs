@@ -510,10 +510,10 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
         .filter(|r| r.state == LedgerState::Succeeded)
         .map(|r| r.amount)
         .sum();
-    if session.money.refunded != succeeded {
+    if session.money().refunded().value() != succeeded {
         return Err(format!(
             "the API reports {} refunded, its Succeeded rows {succeeded}",
-            session.money.refunded
+            session.money().refunded().value()
         ));
     }
     let holds = |row: &str, status: &str| {
@@ -550,7 +550,7 @@ async fn check(world: &World, stack: &Stack, id: SessionId, notes: &Notes) -> Re
         ));
     }
     // 3. Never more than captured.
-    if processor_total > intent.amount_received || succeeded > session.captured_amount() {
+    if processor_total > intent.amount_received || succeeded > session.captured_amount().value() {
         return Err(format!(
             "refunded more than captured: {processor_total} of {}",
             intent.amount_received
@@ -675,9 +675,9 @@ async fn check_hold(
         ));
     }
     let status = intent.status.as_str();
-    match session.state {
+    match session.state() {
         SessionState::Successful => {
-            let captured = cents(session.captured_amount());
+            let captured = cents(session.captured_amount().value());
             if status != "succeeded" || intent.amount_received != captured {
                 return Err(format!(
                     "reads Successful with {captured} cents, the processor {intent:?}"
@@ -695,7 +695,7 @@ async fn check_hold(
         }
     }
     let events = event_types(&world.db_url, id).await?;
-    let expected_first = if actions.is_empty() && session.state == SessionState::Successful {
+    let expected_first = if actions.is_empty() && session.state() == SessionState::Successful {
         "payment.succeeded"
     } else {
         "payment.authorized"
@@ -749,7 +749,7 @@ async fn run(seed: u64) -> Result<Outcome, String> {
         .map_err(|broken| format!("seed {seed}: {broken}\n  operations: {ops:?}"))?;
     let rows = stack.store.refunds(id).await.map_err(|e| e.to_string())?;
     let session = stack.store.get(id).await.map_err(|e| e.to_string())?;
-    let state = session.map_or("gone", |s| s.state.name());
+    let state = session.map_or("gone", |s| s.state().name());
     let failed_later = rows
         .iter()
         .filter(|r| r.state == LedgerState::Failed && r.processor_reference.is_some())

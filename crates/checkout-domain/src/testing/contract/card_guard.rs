@@ -53,8 +53,8 @@ async fn stored(store: &Store, terminal: &str, name: &str) -> PaymentSession {
 /// The subject of a post of `s` from address `a` with card `c` (hash digits).
 fn subject(s: &PaymentSession, a: Option<char>, c: Option<char>) -> GuardSubject {
     GuardSubject {
-        terminal: s.terminal.clone(),
-        session: s.id,
+        terminal: s.terminal().clone(),
+        session: s.id(),
         address: a.map(|a| AddressKey::parse(&hash(a)).unwrap()),
         card: c.map(|c| CardFingerprint::parse(&hash(c)).unwrap()),
     }
@@ -223,16 +223,12 @@ pub async fn a_proof_is_spent_once_even_under_racing_spends(store: Store) {
 /// reads back in the counts.
 pub async fn an_alert_is_announced_once_when_raised_and_once_when_lowered(store: Store) {
     let s = stored(&store, "T-1", "ALERT").await;
-    let terminal = s.terminal.clone();
+    let terminal = s.terminal().clone();
+    let id = s.id();
     let mut racers = JoinSet::new();
     for _ in 0..10 {
         let (store, terminal) = (store.clone(), terminal.clone());
-        racers.spawn(async move {
-            store
-                .set_alert(&terminal, true, s.id, sec(1))
-                .await
-                .unwrap()
-        });
+        racers.spawn(async move { store.set_alert(&terminal, true, id, sec(1)).await.unwrap() });
     }
     let mut changed = 0;
     while let Some(c) = racers.join_next().await {
@@ -245,11 +241,11 @@ pub async fn an_alert_is_announced_once_when_raised_and_once_when_lowered(store:
         .unwrap();
     assert!(counts.terminal_alerted);
     assert!(store
-        .set_alert(&terminal, false, s.id, sec(3))
+        .set_alert(&terminal, false, s.id(), sec(3))
         .await
         .unwrap());
     assert!(!store
-        .set_alert(&terminal, false, s.id, sec(4))
+        .set_alert(&terminal, false, s.id(), sec(4))
         .await
         .unwrap());
     let kinds = events(&store, &terminal, 2).await;
@@ -273,11 +269,11 @@ pub async fn a_clear_forgets_the_terminal_only(store: Store) {
             .unwrap();
     }
     store
-        .set_alert(&a.terminal, true, a.id, sec(3))
+        .set_alert(a.terminal(), true, a.id(), sec(3))
         .await
         .unwrap();
     let before = store
-        .terminal_state(&a.terminal, &WINDOWS, sec(4))
+        .terminal_state(a.terminal(), &WINDOWS, sec(4))
         .await
         .unwrap();
     assert!(before.alerted);
@@ -285,15 +281,15 @@ pub async fn a_clear_forgets_the_terminal_only(store: Store) {
         (before.posts, before.declines, before.declines_kept),
         (2, 2, 2)
     );
-    assert_eq!(store.clear_terminal(&a.terminal).await.unwrap(), 2);
+    assert_eq!(store.clear_terminal(a.terminal()).await.unwrap(), 2);
     let after = store
-        .terminal_state(&a.terminal, &WINDOWS, sec(4))
+        .terminal_state(a.terminal(), &WINDOWS, sec(4))
         .await
         .unwrap();
     assert!(!after.alerted);
     assert_eq!((after.posts, after.declines_kept), (0, 0));
     let other = store
-        .terminal_state(&b.terminal, &WINDOWS, sec(4))
+        .terminal_state(b.terminal(), &WINDOWS, sec(4))
         .await
         .unwrap();
     assert_eq!(other.declines, 1);
@@ -333,8 +329,8 @@ pub async fn a_late_decline_changes_the_sessions_latest_answer_once(store: Store
         .record_outcome(&subject(&b, Some('2'), Some('d')), false, sec(11))
         .await
         .unwrap();
-    assert!(store.record_late_decline(a.id, sec(20)).await.unwrap());
-    assert!(!store.record_late_decline(a.id, sec(21)).await.unwrap());
+    assert!(store.record_late_decline(a.id(), sec(20)).await.unwrap());
+    assert!(!store.record_late_decline(a.id(), sec(21)).await.unwrap());
     let counts = store
         .counts(&subject(&a, Some('1'), Some('c')), &WINDOWS, &CAPS, sec(30))
         .await
@@ -368,12 +364,12 @@ pub async fn alerts_are_listed_and_old_answers_forgotten(store: Store) {
     let b = stored(&store, "T-2", "LIST-B").await;
     assert!(store.alerted_terminals().await.unwrap().is_empty());
     assert!(store
-        .set_alert(&a.terminal, true, a.id, sec(1))
+        .set_alert(&a.terminal(), true, a.id(), sec(1))
         .await
         .unwrap());
     assert_eq!(
         store.alerted_terminals().await.unwrap(),
-        vec![(a.terminal.clone(), a.id)]
+        vec![(a.terminal().clone(), a.id())]
     );
     for (s, t) in [(&a, 10), (&a, 20), (&b, 30)] {
         store

@@ -36,6 +36,7 @@ macro_rules! session_repository_contract {
             of_racing_answers_about_one_attempt_exactly_one_is_recorded,
             claims_take_due_attempts_oldest_first_and_lease_them,
             racing_claims_never_take_the_same_attempt,
+            hold_claims_take_long_held_authorisations_once_until_their_lease_ends,
         );
     };
     (@checks $fresh:expr; $($check:ident),* $(,)?) => {

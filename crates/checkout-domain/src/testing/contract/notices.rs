@@ -38,7 +38,7 @@ pub type Store = Arc<dyn NoticeLedgerStore>;
 /// A session of `T-1` named `name` in `state`, stored (25.00 USD).
 async fn stored(store: &Store, name: &str, state: SessionState) -> PaymentSession {
     let mut s = session("T-1", name);
-    s.state = state;
+    s = crate::testing::builders::edit(s, |r| r.state = state);
     store.insert(&s).await.unwrap();
     s
 }
@@ -61,7 +61,7 @@ async fn events(store: &Store, count: usize) -> Vec<(EventType, Option<EventSubj
 fn dispute(s: &PaymentSession, reference: &str, status: DisputeStatus, when: i64) -> Dispute {
     Dispute {
         reference: reference.to_owned(),
-        session_id: s.id,
+        session_id: s.id(),
         amount: decimal("25.00"),
         reason: "fraudulent".to_owned(),
         status,
@@ -174,7 +174,7 @@ pub async fn a_dispute_moves_only_forward_and_each_change_is_announced_once(stor
         store.record_dispute(&late).await.unwrap(),
         DisputeRecorded::Opened
     );
-    let stored = store.disputes(s.id).await.unwrap();
+    let stored = store.disputes(s.id()).await.unwrap();
     let summary: Vec<_> = stored
         .iter()
         .map(|d| (d.reference.as_str(), d.status, d.opened_at))
@@ -227,7 +227,7 @@ pub async fn racing_records_of_one_dispute_announce_it_once(store: Store) {
     assert_eq!(count(EventType::PaymentDisputeOpened), 1);
     // Half the records say Lost: whichever came first, it closed once.
     assert_eq!(count(EventType::PaymentDisputeClosed), 1, "{kinds:?}");
-    assert_eq!(store.disputes(s.id).await.unwrap().len(), 1);
+    assert_eq!(store.disputes(s.id()).await.unwrap().len(), 1);
 }
 
 /// `settle_refund`: a refund the processor fails after confirming it (Succeeded → Failed)
@@ -247,9 +247,9 @@ pub async fn a_refund_failed_after_it_succeeded_gives_its_amount_back_once(store
     assert!(!store.settle_refund(&r).await.unwrap(), "failed is final");
     r.state = LedgerState::Succeeded;
     assert!(!store.settle_refund(&r).await.unwrap(), "never back");
-    let read = store.get(s.id).await.unwrap().unwrap();
+    let read = store.get(s.id()).await.unwrap().unwrap();
     assert_eq!(
-        (read.money.refunded, read.updated_at),
+        (read.money().refunded().value(), read.updated_at()),
         (decimal("0"), at(50))
     );
 
@@ -258,7 +258,14 @@ pub async fn a_refund_failed_after_it_succeeded_gives_its_amount_back_once(store
     refused.state = LedgerState::Failed;
     assert!(store.settle_refund(&refused).await.unwrap());
     assert_eq!(
-        store.get(s.id).await.unwrap().unwrap().money.refunded,
+        store
+            .get(s.id())
+            .await
+            .unwrap()
+            .unwrap()
+            .money()
+            .refunded()
+            .value(),
         decimal("0")
     );
     assert_eq!(

@@ -25,7 +25,7 @@ pub type Store = Arc<dyn LedgerStore>;
 /// A session of `T-1` named `name` in `state`, stored (25.00 USD).
 async fn stored(store: &Store, name: &str, state: SessionState) -> PaymentSession {
     let mut s = session("T-1", name);
-    s.state = state;
+    s = crate::testing::builders::edit(s, |r| r.state = state);
     store.insert(&s).await.unwrap();
     s
 }
@@ -38,7 +38,7 @@ fn key(k: &str) -> IdempotencyKey {
 fn action(s: &PaymentSession, kind: HoldActionKind, value: &str, when: i64) -> HoldAction {
     HoldAction {
         id: ActionId::from_uuid(uuid::Uuid::from_bytes(random_bytes())),
-        session_id: s.id,
+        session_id: s.id(),
         kind,
         amount: decimal(value),
         state: LedgerState::Sent,
@@ -86,7 +86,7 @@ pub async fn of_racing_captures_and_voids_exactly_one_holds_the_authorisation(st
     }
     assert_eq!(begun.len(), 1, "exactly one action holds the authorisation");
     assert!(holders.iter().all(|h| *h == begun[0]), "{holders:?}");
-    assert_eq!(store.actions(s.id).await.unwrap().len(), 1);
+    assert_eq!(store.actions(s.id()).await.unwrap().len(), 1);
 }
 
 /// `settle_action`: a succeeded capture moves the session and sets its captured amount, once;
@@ -118,10 +118,13 @@ pub async fn a_settled_capture_moves_the_session_once(store: Store) {
         !store.settle_action(&capture, session_move).await.unwrap(),
         "a settled action never changes"
     );
-    let read = store.get(s.id).await.unwrap().unwrap();
-    assert_eq!(read.state, SessionState::Successful);
-    assert_eq!(read.money.captured, Some(decimal("10.00")));
-    assert_eq!(read.updated_at, at(9));
+    let read = store.get(s.id()).await.unwrap().unwrap();
+    assert_eq!(read.state(), SessionState::Successful);
+    assert_eq!(
+        read.money().captured().map(|c| c.value()),
+        Some(decimal("10.00"))
+    );
+    assert_eq!(read.updated_at(), at(9));
 
     let void = action(&s, HoldActionKind::Void, "25.00", 20);
     assert!(matches!(
@@ -171,7 +174,7 @@ pub async fn racing_refunds_never_reserve_more_than_was_captured(store: Store) {
         .await
         .unwrap();
     assert_eq!(outcome, Reservation::NotCaptured(SessionState::Pending));
-    assert!(store.refunds(pending.id).await.unwrap().is_empty());
+    assert!(store.refunds(pending.id()).await.unwrap().is_empty());
 
     let s = stored(&store, "REFUNDS", SessionState::Successful).await;
     let mut tasks = JoinSet::new();
@@ -190,7 +193,7 @@ pub async fn racing_refunds_never_reserve_more_than_was_captured(store: Store) {
     }
     // 25.00 captured: six refunds of 4.00 fit, a seventh does not.
     assert_eq!(reserved, 6);
-    assert_eq!(store.refunds(s.id).await.unwrap().len(), 6);
+    assert_eq!(store.refunds(s.id()).await.unwrap().len(), 6);
 }
 
 /// `settle_refund`: only an unsettled refund is saved; a Succeeded one adds to the
@@ -213,9 +216,9 @@ pub async fn settling_a_refund_counts_it_once(store: Store) {
     first.updated_at = at(20);
     assert!(store.settle_refund(&first).await.unwrap());
     assert!(!store.settle_refund(&first).await.unwrap(), "settled twice");
-    let read = store.get(s.id).await.unwrap().unwrap();
+    let read = store.get(s.id()).await.unwrap().unwrap();
     assert_eq!(
-        (read.money.refunded, read.updated_at),
+        (read.money().refunded().value(), read.updated_at()),
         (decimal("20.00"), at(20))
     );
 
@@ -231,7 +234,7 @@ pub async fn settling_a_refund_counts_it_once(store: Store) {
         store.reserve_refund(&again).await.unwrap(),
         Reservation::Reserved
     );
-    let refunds = store.refunds(s.id).await.unwrap();
+    let refunds = store.refunds(s.id()).await.unwrap();
     let states: Vec<_> = refunds.iter().map(|r| r.state).collect();
     assert_eq!(
         states,
@@ -243,7 +246,14 @@ pub async fn settling_a_refund_counts_it_once(store: Store) {
     );
     assert_eq!(refunds[0].processor_reference.as_deref(), Some("re_1"));
     assert_eq!(
-        store.get(s.id).await.unwrap().unwrap().money.refunded,
+        store
+            .get(s.id())
+            .await
+            .unwrap()
+            .unwrap()
+            .money()
+            .refunded()
+            .value(),
         decimal("20.00")
     );
 }
@@ -272,7 +282,7 @@ pub async fn a_refund_key_names_one_refund_for_good(store: Store) {
     }
     assert_eq!(reserved.len(), 1);
     assert!(existing.iter().all(|id| *id == reserved[0]));
-    let refunds = store.refunds(s.id).await.unwrap();
+    let refunds = store.refunds(s.id()).await.unwrap();
     assert_eq!(refunds.len(), 1);
     assert_eq!(refunds[0].key, Some(key("refund-1")));
 }

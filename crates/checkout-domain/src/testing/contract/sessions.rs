@@ -70,9 +70,9 @@ pub async fn a_guarded_insert_for_a_terminal_not_as_read_writes_nothing(store: S
         store.insert_for_terminal(&s, &read).await,
         Err(InsertError::TerminalChanged)
     ));
-    assert_eq!(store.get(s.id).await.unwrap(), None);
+    assert_eq!(store.get(s.id()).await.unwrap(), None);
     let holder = store
-        .find_holding_reference(&s.terminal, &s.reference)
+        .find_holding_reference(s.terminal(), s.reference())
         .await
         .unwrap();
     assert!(holder.is_none(), "the refused session holds no reference");
@@ -87,16 +87,16 @@ pub async fn a_held_reference_is_a_duplicate_on_the_same_terminal_only(store: St
     let err = store.insert(&again).await.unwrap_err();
     assert!(matches!(err, InsertError::DuplicateReference), "{err:?}");
     assert_eq!(
-        store.get(again.id).await.unwrap(),
+        store.get(again.id()).await.unwrap(),
         None,
         "the loser is stored"
     );
-    assert_eq!(store.get(first.id).await.unwrap(), Some(first));
+    assert_eq!(store.get(first.id()).await.unwrap(), Some(first));
 
     let other_terminal = session("T-2", "REF-1");
     insert(&store, &other_terminal).await;
     assert_eq!(
-        store.get(other_terminal.id).await.unwrap(),
+        store.get(other_terminal.id()).await.unwrap(),
         Some(other_terminal)
     );
 }
@@ -106,7 +106,7 @@ pub async fn every_holding_state_holds_the_reference_and_expired_frees_it(store:
     for (i, state) in SessionState::ALL.into_iter().enumerate() {
         let name = format!("HELD-{i}");
         let mut s = session("T-1", &name);
-        s.state = state;
+        s = crate::testing::builders::edit(s, |r| r.state = state);
         insert(&store, &s).await;
         let outcome = store.insert(&session("T-1", &name)).await;
         if state.holds_reference() {
@@ -126,7 +126,12 @@ pub async fn an_expired_session_frees_its_reference(store: Store) {
     let old = session("T-1", "AGAIN");
     insert(&store, &old).await;
     assert!(store
-        .transition(old.id, SessionState::Pending, SessionState::Expired, at(10))
+        .transition(
+            old.id(),
+            SessionState::Pending,
+            SessionState::Expired,
+            at(10)
+        )
         .await
         .unwrap());
     let holder = store
@@ -142,7 +147,7 @@ pub async fn an_expired_session_frees_its_reference(store: Store) {
         .await
         .unwrap();
     assert_eq!(holder, Some(new));
-    let old_state = store.get(old.id).await.unwrap().unwrap().state;
+    let old_state = store.get(old.id()).await.unwrap().unwrap().state();
     assert_eq!(old_state, SessionState::Expired);
 }
 
@@ -153,7 +158,7 @@ pub async fn of_a_hundred_racing_inserts_with_one_reference_exactly_one_wins(sto
     for _ in 0..100 {
         let store = store.clone();
         let s = full_checkout_session("T-1", "RACE");
-        tasks.spawn(async move { (s.id, store.insert(&s).await) });
+        tasks.spawn(async move { (s.id(), store.insert(&s).await) });
     }
     let (mut won, mut lost, mut other) = (Vec::new(), Vec::new(), Vec::new());
     while let Some(joined) = tasks.join_next().await {
@@ -170,8 +175,8 @@ pub async fn of_a_hundred_racing_inserts_with_one_reference_exactly_one_wins(sto
         .await
         .unwrap()
         .expect("a holder");
-    assert_eq!(holder.id, won[0]);
-    assert_eq!(holder.items.len(), 3);
+    assert_eq!(holder.id(), won[0]);
+    assert_eq!(holder.items().len(), 3);
     for id in lost {
         assert_eq!(store.get(id).await.unwrap(), None, "a loser was stored");
     }
@@ -196,8 +201,8 @@ pub async fn a_session_is_read_with_its_attempts_oldest_first(store: Store) {
     let second = attempt(&s, at(200));
     begin(&store, &second).await;
 
-    let read = store.get(s.id).await.unwrap().unwrap();
-    let seen: Vec<_> = read.attempts.iter().map(|a| (a.at, a.state)).collect();
+    let read = store.get(s.id()).await.unwrap().unwrap();
+    let seen: Vec<_> = read.attempts().iter().map(|a| (a.at, a.state)).collect();
     assert_eq!(
         seen,
         [
@@ -205,18 +210,18 @@ pub async fn a_session_is_read_with_its_attempts_oldest_first(store: Store) {
             (at(200), AttemptState::Sent)
         ]
     );
-    let listed = store.attempts(s.id).await.unwrap();
+    let listed = store.attempts(s.id()).await.unwrap();
     assert_eq!(listed, vec![first, second.clone()]);
-    assert_eq!(store.latest_attempt(s.id).await.unwrap(), Some(second));
+    assert_eq!(store.latest_attempt(s.id()).await.unwrap(), Some(second));
 }
 
 /// `find_by_reference`: only the terminal's own sessions, newest first, every state.
 pub async fn a_lookup_by_reference_sees_only_the_terminals_own_sessions(store: Store) {
     let mut old = session("T-1", "LOOKUP");
-    old.state = SessionState::Expired;
+    old = crate::testing::builders::edit(old, |r| r.state = SessionState::Expired);
     insert(&store, &old).await;
     let mut new = session("T-1", "LOOKUP");
-    new.created_at = at(5);
+    new = crate::testing::builders::edit(new, |r| r.created_at = at(5));
     insert(&store, &new).await;
     insert(&store, &session("T-2", "LOOKUP")).await;
 
@@ -224,8 +229,8 @@ pub async fn a_lookup_by_reference_sees_only_the_terminals_own_sessions(store: S
         .find_by_reference(&terminal("T-1"), &reference("LOOKUP"), 10)
         .await
         .unwrap();
-    let ids: Vec<_> = found.iter().map(|s| s.id).collect();
-    assert_eq!(ids, [new.id, old.id]);
+    let ids: Vec<_> = found.iter().map(|s| s.id()).collect();
+    assert_eq!(ids, [new.id(), old.id()]);
     let limited = store
         .find_by_reference(&terminal("T-1"), &reference("LOOKUP"), 1)
         .await
@@ -237,13 +242,14 @@ pub async fn a_lookup_by_reference_sees_only_the_terminals_own_sessions(store: S
 pub async fn of_twenty_racing_transitions_from_one_state_exactly_one_wins(store: Store) {
     let s = session("T-1", "CAS");
     insert(&store, &s).await;
+    let id = s.id();
     let mut tasks = JoinSet::new();
     for i in 0..20 {
         let store = store.clone();
         tasks.spawn(async move {
             let when = at(1_000 + i);
             let moved = store
-                .transition(s.id, SessionState::Pending, SessionState::Processing, when)
+                .transition(id, SessionState::Pending, SessionState::Processing, when)
                 .await
                 .unwrap();
             (moved, when)
@@ -257,9 +263,9 @@ pub async fn of_twenty_racing_transitions_from_one_state_exactly_one_wins(store:
         }
     }
     assert_eq!(winners.len(), 1);
-    let read = store.get(s.id).await.unwrap().unwrap();
+    let read = store.get(s.id()).await.unwrap().unwrap();
     assert_eq!(
-        (read.state, read.updated_at),
+        (read.state(), read.updated_at()),
         (SessionState::Processing, winners[0])
     );
 }
@@ -271,7 +277,7 @@ pub async fn a_transition_from_another_state_changes_nothing(store: Store) {
     insert(&store, &s).await;
     let moved = store
         .transition(
-            s.id,
+            s.id(),
             SessionState::Processing,
             SessionState::Successful,
             at(50),
@@ -279,7 +285,7 @@ pub async fn a_transition_from_another_state_changes_nothing(store: Store) {
         .await
         .unwrap();
     assert!(!moved);
-    assert_eq!(store.get(s.id).await.unwrap(), Some(s.clone()));
+    assert_eq!(store.get(s.id()).await.unwrap(), Some(s.clone()));
     let unknown = crate::values::SessionId::from_random_bytes(random_bytes());
     let moved = store
         .transition(
@@ -292,13 +298,18 @@ pub async fn a_transition_from_another_state_changes_nothing(store: Store) {
         .unwrap();
     assert!(!moved);
     let moved = store
-        .transition(s.id, SessionState::Pending, SessionState::Cancelled, at(60))
+        .transition(
+            s.id(),
+            SessionState::Pending,
+            SessionState::Cancelled,
+            at(60),
+        )
         .await
         .unwrap();
     assert!(moved);
-    let read = store.get(s.id).await.unwrap().unwrap();
+    let read = store.get(s.id()).await.unwrap().unwrap();
     assert_eq!(
-        (read.state, read.updated_at),
+        (read.state(), read.updated_at()),
         (SessionState::Cancelled, at(60))
     );
 }
@@ -307,7 +318,7 @@ pub async fn a_transition_from_another_state_changes_nothing(store: Store) {
 /// begins.
 pub async fn of_racing_attempts_on_one_session_exactly_one_begins(store: Store) {
     let mut failed = session("T-1", "LATE");
-    failed.state = SessionState::Failed;
+    failed = crate::testing::builders::edit(failed, |r| r.state = SessionState::Failed);
     insert(&store, &failed).await;
     let late = attempt(&failed, at(100));
     let begun = store
@@ -315,8 +326,8 @@ pub async fn of_racing_attempts_on_one_session_exactly_one_begins(store: Store) 
         .await
         .unwrap();
     assert!(!begun);
-    assert_eq!(store.attempts(failed.id).await.unwrap(), Vec::new());
-    assert_eq!(store.get(failed.id).await.unwrap(), Some(failed));
+    assert_eq!(store.attempts(failed.id()).await.unwrap(), Vec::new());
+    assert_eq!(store.get(failed.id()).await.unwrap(), Some(failed));
 
     let s = session("T-1", "DOUBLE-CLICK");
     insert(&store, &s).await;
@@ -336,11 +347,11 @@ pub async fn of_racing_attempts_on_one_session_exactly_one_begins(store: Store) 
         begun += usize::from(joined.unwrap());
     }
     assert_eq!(begun, 1);
-    assert_eq!(store.attempts(s.id).await.unwrap().len(), 1);
-    let read = store.get(s.id).await.unwrap().unwrap();
-    let only = store.attempts(s.id).await.unwrap().remove(0);
-    assert_eq!(read.state, SessionState::Processing);
-    assert_eq!(read.current_attempt, Some(only.id));
+    assert_eq!(store.attempts(s.id()).await.unwrap().len(), 1);
+    let read = store.get(s.id()).await.unwrap().unwrap();
+    let only = store.attempts(s.id()).await.unwrap().remove(0);
+    assert_eq!(read.state(), SessionState::Processing);
+    assert_eq!(read.current_attempt(), Some(only.id));
 }
 
 /// `record_attempt`: an attempt not in an expected state saves nothing, and one never
@@ -362,7 +373,7 @@ pub async fn recording_an_attempt_in_an_unexpected_state_saves_nothing(store: St
     .await;
     assert_eq!(outcome, Recorded::Stale);
     assert_eq!(store.attempt(begun.id).await.unwrap(), Some(begun));
-    let state = store.get(s.id).await.unwrap().unwrap().state;
+    let state = store.get(s.id()).await.unwrap().unwrap().state();
     assert_eq!(state, SessionState::Processing);
 
     let ghost = attempt(&s, at(100));
@@ -380,7 +391,7 @@ pub async fn an_answer_about_an_attempt_that_is_not_current_never_moves_the_sess
     begin(&store, &first).await;
     let back = store
         .transition(
-            s.id,
+            s.id(),
             SessionState::Processing,
             SessionState::Pending,
             at(150),
@@ -403,9 +414,9 @@ pub async fn an_answer_about_an_attempt_that_is_not_current_never_moves_the_sess
     .await;
     assert_eq!(outcome, Recorded::AttemptOnly);
     assert_eq!(store.attempt(first.id).await.unwrap(), Some(first));
-    let read = store.get(s.id).await.unwrap().unwrap();
-    assert_eq!(read.state, SessionState::Processing);
-    assert_eq!(read.current_attempt, Some(second.id));
+    let read = store.get(s.id()).await.unwrap().unwrap();
+    assert_eq!(read.state(), SessionState::Processing);
+    assert_eq!(read.current_attempt(), Some(second.id));
 }
 
 /// `record_attempt`: of racing answers about one attempt exactly one is recorded, and the
@@ -437,9 +448,9 @@ pub async fn of_racing_answers_about_one_attempt_exactly_one_is_recorded(store: 
     }
     assert_eq!(moved, 1);
     let stored = store.attempt(begun.id).await.unwrap().unwrap();
-    let session = store.get(s.id).await.unwrap().unwrap();
+    let session = store.get(s.id()).await.unwrap().unwrap();
     let agrees = matches!(
-        (stored.state, session.state),
+        (stored.state, session.state()),
         (AttemptState::Succeeded, SessionState::Successful)
             | (AttemptState::Declined, SessionState::Failed)
     );
@@ -539,4 +550,66 @@ pub async fn racing_claims_never_take_the_same_attempt(store: Store) {
         }
     }
     assert_eq!(seen.len(), 40);
+}
+
+/// An ApprovedTransaction session of `T-1`, held since `held_at` (its attempt authorised).
+async fn held_since(store: &Store, name: &str, held_at: i64) -> PaymentSession {
+    let s = session("T-1", name);
+    insert(store, &s).await;
+    let mut a = attempt(&s, at(10));
+    begin(store, &a).await;
+    a.state = AttemptState::Authorized;
+    a.next_check_at = None;
+    a.updated_at = at(held_at);
+    let moved = Some((SessionState::Processing, SessionState::ApprovedTransaction));
+    assert_eq!(
+        record(store, &a, &[AttemptState::Sent], moved).await,
+        Recorded::Moved
+    );
+    store.get(s.id()).await.unwrap().unwrap()
+}
+
+/// `claim_due_holds`: authorisations held since the given instant or earlier, never one held
+/// later; racing claims never take the same one; a claimed one is not claimed again before
+/// its lease ends, and is after.
+pub async fn hold_claims_take_long_held_authorisations_once_until_their_lease_ends(store: Store) {
+    let mut old = HashSet::new();
+    for n in 0..30 {
+        old.insert(held_since(&store, &format!("HELD-{n}"), 100 + n).await.id());
+    }
+    let young = held_since(&store, "HELD-YOUNG", 5_000).await;
+    let paid = session("T-1", "NOT-HELD");
+    insert(&store, &paid).await;
+
+    let mut tasks = JoinSet::new();
+    for _ in 0..4 {
+        let store = store.clone();
+        tasks.spawn(async move {
+            store
+                .claim_due_holds(at(1_000), at(10_000), at(20_000), 10)
+                .await
+                .unwrap()
+        });
+    }
+    let mut seen = HashSet::new();
+    while let Some(joined) = tasks.join_next().await {
+        for id in joined.unwrap() {
+            assert!(seen.insert(id), "{id} claimed twice");
+        }
+    }
+    assert_eq!(seen, old, "every long-held authorisation, and only those");
+    assert!(!seen.contains(&young.id()));
+    let leased = store
+        .claim_due_holds(at(1_000), at(19_999), at(30_000), 100)
+        .await
+        .unwrap();
+    assert!(
+        leased.is_empty(),
+        "claimed again before the lease ended: {leased:?}"
+    );
+    let again = store
+        .claim_due_holds(at(1_000), at(20_000), at(30_000), 100)
+        .await
+        .unwrap();
+    assert_eq!(again.into_iter().collect::<HashSet<_>>(), old);
 }

@@ -50,13 +50,16 @@ async fn a_terminal_number_other_than_the_callers_is_svc_005() {
 async fn an_omitted_terminal_number_is_resolved_from_the_caller() {
     let kit = TestKit::new();
     let omitted = start(&kit, "ORD-1").await;
-    assert_eq!(omitted.terminal, terminal("T-1"));
+    assert_eq!(*omitted.terminal(), terminal("T-1"));
 
     let explicit = SessionRequest {
         terminal_number: Some("T-1".into()),
         ..start_request("ORD-2")
     };
-    assert_eq!(start_with(&kit, explicit).await.terminal, terminal("T-1"));
+    assert_eq!(
+        *start_with(&kit, explicit).await.terminal(),
+        terminal("T-1")
+    );
 
     // a token issued for client-1 carries its terminal
     let issued = kit
@@ -74,7 +77,7 @@ async fn an_omitted_terminal_number_is_resolved_from_the_caller() {
         .generate_payment_link(&caller, &link_request("ORD-3"))
         .await
         .unwrap();
-    assert_eq!(via_token.session.terminal, terminal("T-1"));
+    assert_eq!(*via_token.session.terminal(), terminal("T-1"));
 }
 
 /// Creates after the first take the terminal as seen, and the insert checks it is still so:

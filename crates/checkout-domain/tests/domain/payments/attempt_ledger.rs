@@ -44,8 +44,8 @@ async fn challenged(kit: &TestKit, reference: &str, url: Option<&str>) -> Paymen
     let session = start(kit, reference).await;
     kit.processor
         .push_authorize(Ok(challenge(&format!("pi_3ds_{reference}"), url)));
-    let outcome = pay(kit, session.id).await;
-    assert_eq!(outcome.session.state, SessionState::ChallengeRequired);
+    let outcome = pay(kit, session.id()).await;
+    assert_eq!(outcome.session.state(), SessionState::ChallengeRequired);
     outcome.session
 }
 
@@ -55,7 +55,7 @@ async fn challenged(kit: &TestKit, reference: &str, url: Option<&str>) -> Paymen
 async fn an_attempt_is_recorded_before_the_authorisation_and_becomes_the_sessions_current() {
     let kit = TestKit::new();
     let session = start(&kit, "ORD-1").await;
-    let outcome = pay(&kit, session.id).await;
+    let outcome = pay(&kit, session.id()).await;
     assert_eq!(outcome.result, PaymentResult::Approved);
     let attempts = kit.sessions.attempts();
     assert_eq!(attempts.len(), 1);
@@ -64,20 +64,20 @@ async fn an_attempt_is_recorded_before_the_authorisation_and_becomes_the_session
     assert!(attempt.payment_method.starts_with("pm_"));
     assert_eq!(attempt.next_check_at, None, "resolved: no more checks");
     assert_eq!(
-        stored(&kit, session.id).await.current_attempt,
+        stored(&kit, session.id()).await.current_attempt(),
         Some(attempt.id)
     );
-    assert_eq!(kit.processor.charges_for(session.id), 1);
+    assert_eq!(kit.processor.charges_for(session.id()), 1);
 }
 
 #[tokio::test]
 async fn a_second_submission_is_already_handled_and_sends_nothing() {
     let kit = TestKit::new();
     let session = start(&kit, "ORD-1").await;
-    pay(&kit, session.id).await;
-    let second = pay(&kit, session.id).await;
+    pay(&kit, session.id()).await;
+    let second = pay(&kit, session.id()).await;
     assert_eq!(second.result, PaymentResult::AlreadyHandled);
-    assert_eq!(second.session.state, SessionState::Successful);
+    assert_eq!(second.session.state(), SessionState::Successful);
     assert_eq!(kit.processor.authorize_calls(), 1);
     assert_eq!(kit.sessions.attempts().len(), 1);
 }
@@ -89,7 +89,7 @@ async fn twenty_concurrent_submissions_authorise_exactly_once() {
     let tasks: Vec<_> = (0..20)
         .map(|_| {
             let checkout = kit.checkout.clone();
-            let id = session.id;
+            let id = session.id();
             tokio::spawn(async move { checkout.process_payment(id, &card_input()).await })
         })
         .collect();
@@ -103,7 +103,7 @@ async fn twenty_concurrent_submissions_authorise_exactly_once() {
     }
     assert_eq!(approved, 1);
     assert_eq!(kit.processor.executions(), 1);
-    assert_eq!(kit.processor.charges_for(session.id), 1);
+    assert_eq!(kit.processor.charges_for(session.id()), 1);
     assert_eq!(kit.sessions.attempts().len(), 1);
 }
 
@@ -115,11 +115,11 @@ async fn invalid_card_fields_send_nothing_and_change_nothing() {
     input.card_number = "4242 4242 4242 4241".into();
     let post = kit
         .checkout
-        .process_payment(session.id, &input)
+        .process_payment(session.id(), &input)
         .await
         .unwrap();
     assert!(post.result.is_err());
-    assert_eq!(post.page.session.state, SessionState::Pending);
+    assert_eq!(post.page.session.state(), SessionState::Pending);
     assert_eq!(kit.processor.authorize_calls(), 0);
     assert!(kit.sessions.attempts().is_empty());
 }
@@ -131,20 +131,23 @@ async fn a_tokenize_failure_charges_nothing_and_the_payer_may_retry() {
     let kit = TestKit::new();
     let session = start(&kit, "ORD-1").await;
     kit.processor.push_tokenize_error(communication());
-    let outcome = pay(&kit, session.id).await;
+    let outcome = pay(&kit, session.id()).await;
     assert_eq!(
         outcome.result,
         PaymentResult::Retry {
             code: SvcCode::Svc003
         }
     );
-    assert_eq!(outcome.session.state, SessionState::Pending);
+    assert_eq!(outcome.session.state(), SessionState::Pending);
     assert_eq!(
         kit.processor.authorize_calls(),
         0,
         "no authorisation was asked for"
     );
-    assert_eq!(pay(&kit, session.id).await.result, PaymentResult::Approved);
+    assert_eq!(
+        pay(&kit, session.id()).await.result,
+        PaymentResult::Approved
+    );
 }
 
 #[tokio::test]
@@ -153,20 +156,23 @@ async fn a_controlled_refusal_charges_nothing_as_the_processor_said() {
     let session = start(&kit, "ORD-1").await;
     kit.processor
         .push_authorize(Err(ProcessorError::Controlled("bad request".into())));
-    let outcome = pay(&kit, session.id).await;
+    let outcome = pay(&kit, session.id()).await;
     assert_eq!(
         outcome.result,
         PaymentResult::Retry {
             code: SvcCode::Svc004
         }
     );
-    assert_eq!(outcome.session.state, SessionState::Pending);
+    assert_eq!(outcome.session.state(), SessionState::Pending);
     assert_eq!(
         kit.sessions.attempts()[0].state,
         AttemptState::NothingCharged
     );
-    assert_eq!(pay(&kit, session.id).await.result, PaymentResult::Approved);
-    assert_eq!(kit.processor.charges_for(session.id), 1);
+    assert_eq!(
+        pay(&kit, session.id()).await.result,
+        PaymentResult::Approved
+    );
+    assert_eq!(kit.processor.charges_for(session.id()), 1);
 }
 
 #[tokio::test]
@@ -175,16 +181,16 @@ async fn a_lost_answer_is_recovered_by_replaying_the_same_request() {
     let session = start(&kit, "ORD-1").await;
     kit.processor
         .push_lost_answer(communication(), Some(approved("pi_lost")));
-    let outcome = pay(&kit, session.id).await;
+    let outcome = pay(&kit, session.id()).await;
     assert_eq!(outcome.result, PaymentResult::Approved);
-    assert_eq!(outcome.session.state, SessionState::Successful);
+    assert_eq!(outcome.session.state(), SessionState::Successful);
     assert_eq!(
         kit.processor.authorize_calls(),
         2,
         "the request and one replay"
     );
     assert_eq!(kit.processor.executions(), 1, "executed once");
-    assert_eq!(kit.processor.charges_for(session.id), 1);
+    assert_eq!(kit.processor.charges_for(session.id()), 1);
 }
 
 #[tokio::test]
@@ -192,17 +198,17 @@ async fn an_unknown_outcome_keeps_the_session_processing_until_the_processor_ans
     let kit = TestKit::new();
     let other = start(&kit, "ORD-2").await;
     kit.processor.time_out_authorizations(true);
-    let outcome = pay(&kit, other.id).await;
+    let outcome = pay(&kit, other.id()).await;
     assert_eq!(outcome.result, PaymentResult::Unresolved);
-    assert_eq!(outcome.session.state, SessionState::Processing);
-    let attempt = crate::support::latest_attempt(&kit, other.id).await;
+    assert_eq!(outcome.session.state(), SessionState::Processing);
+    let attempt = crate::support::latest_attempt(&kit, other.id()).await;
     assert_eq!(attempt.state, AttemptState::Unknown);
     let due = attempt.next_check_at.expect("scheduled");
     assert!(due > kit.clock.now_value());
 
     // A second tab cannot pay meanwhile.
     assert_eq!(
-        pay(&kit, other.id).await.result,
+        pay(&kit, other.id()).await.result,
         PaymentResult::AlreadyHandled
     );
     // Not due yet: the sweep asks nothing.
@@ -212,8 +218,11 @@ async fn an_unknown_outcome_keeps_the_session_processing_until_the_processor_ans
     kit.clock.advance(Duration::minutes(1));
     let report = kit.checkout.reconcile_due().await.unwrap();
     assert_eq!((report.examined, report.settled), (1, 1));
-    assert_eq!(stored(&kit, other.id).await.state, SessionState::Successful);
-    assert_eq!(kit.processor.charges_for(other.id), 1);
+    assert_eq!(
+        stored(&kit, other.id()).await.state(),
+        SessionState::Successful
+    );
+    assert_eq!(kit.processor.charges_for(other.id()), 1);
 }
 
 // ---- stale answers ---------------------------------------------------------------------------
@@ -225,14 +234,14 @@ async fn an_answer_about_an_attempt_that_is_not_current_never_moves_the_session(
     // Attempt 1: refused (nothing charged); attempt 2 is in flight.
     kit.processor
         .push_authorize(Err(ProcessorError::Controlled("refused".into())));
-    pay(&kit, session.id).await;
-    let first = crate::support::latest_attempt(&kit, session.id).await;
+    pay(&kit, session.id()).await;
+    let first = crate::support::latest_attempt(&kit, session.id()).await;
     kit.processor.time_out_authorizations(true);
-    pay(&kit, session.id).await;
-    let second = crate::support::latest_attempt(&kit, session.id).await;
+    pay(&kit, session.id()).await;
+    let second = crate::support::latest_attempt(&kit, session.id()).await;
     assert_ne!(first.id, second.id);
     assert_eq!(
-        stored(&kit, session.id).await.state,
+        stored(&kit, session.id()).await.state(),
         SessionState::Processing
     );
 
@@ -250,7 +259,7 @@ async fn an_answer_about_an_attempt_that_is_not_current_never_moves_the_session(
         .unwrap();
     assert_eq!(recorded, Recorded::AttemptOnly);
     assert_eq!(
-        stored(&kit, session.id).await.state,
+        stored(&kit, session.id()).await.state(),
         SessionState::Processing
     );
 
@@ -286,14 +295,14 @@ async fn a_challenge_passed_on_the_services_page_ends_successful() {
     let session = challenged(&kit, "ORD-1", None).await;
     let (_, outcome) = kit
         .checkout
-        .answer_challenge(session.id, true)
+        .answer_challenge(session.id(), true)
         .await
         .unwrap();
     assert_eq!(outcome.result, PaymentResult::Approved);
-    assert_eq!(outcome.session.state, SessionState::Successful);
+    assert_eq!(outcome.session.state(), SessionState::Successful);
     let (_, again) = kit
         .checkout
-        .answer_challenge(session.id, true)
+        .answer_challenge(session.id(), true)
         .await
         .unwrap();
     assert_eq!(again.result, PaymentResult::AlreadyHandled);
@@ -306,10 +315,10 @@ async fn a_challenge_failed_ends_failed() {
     let session = challenged(&kit, "ORD-1", None).await;
     let (_, outcome) = kit
         .checkout
-        .answer_challenge(session.id, false)
+        .answer_challenge(session.id(), false)
         .await
         .unwrap();
-    assert_eq!(outcome.session.state, SessionState::Failed);
+    assert_eq!(outcome.session.state(), SessionState::Failed);
     assert_eq!(outcome.result.svc_code(), Some(SvcCode::Svc006));
 }
 
@@ -322,34 +331,34 @@ async fn a_refused_challenge_answer_is_resolved_by_reading_the_authorisation() {
         .push_challenge_error(ProcessorError::Controlled("HTTP 400".into()));
     let (_, outcome) = kit
         .checkout
-        .answer_challenge(session.id, true)
+        .answer_challenge(session.id(), true)
         .await
         .unwrap();
     assert_eq!(
-        outcome.session.state,
+        outcome.session.state(),
         SessionState::Successful,
         "not reopened"
     );
     assert_eq!(
-        pay(&kit, session.id).await.result,
+        pay(&kit, session.id()).await.result,
         PaymentResult::AlreadyHandled
     );
-    assert_eq!(kit.processor.charges_for(session.id), 1);
+    assert_eq!(kit.processor.charges_for(session.id()), 1);
 }
 
 #[tokio::test]
 async fn a_cancel_during_a_challenge_cancels_at_the_processor_first() {
     let kit = TestKit::new();
     let session = challenged(&kit, "ORD-1", None).await;
-    let outcome = kit.checkout.cancel_payment(session.id).await.unwrap();
+    let outcome = kit.checkout.cancel_payment(session.id()).await.unwrap();
     assert_eq!(outcome.result, PaymentResult::Cancelled);
-    assert_eq!(outcome.session.state, SessionState::Cancelled);
+    assert_eq!(outcome.session.state(), SessionState::Cancelled);
     assert_eq!(kit.processor.cancel_calls(), 1);
-    let attempt = crate::support::latest_attempt(&kit, session.id).await;
+    let attempt = crate::support::latest_attempt(&kit, session.id()).await;
     assert_eq!(attempt.state, AttemptState::Voided);
     // The payer completing the challenge at the processor afterwards charges nothing.
     assert!(!kit.processor.complete_at_processor("pi_3ds_ORD-1", true));
-    assert_eq!(kit.processor.charges_for(session.id), 0);
+    assert_eq!(kit.processor.charges_for(session.id()), 0);
 }
 
 #[tokio::test]
@@ -357,8 +366,8 @@ async fn a_cancel_after_the_challenge_passed_at_the_processor_records_the_paymen
     let kit = TestKit::new();
     let session = challenged(&kit, "ORD-1", Some("https://acs.example/3ds")).await;
     assert!(kit.processor.complete_at_processor("pi_3ds_ORD-1", true));
-    let outcome = kit.checkout.cancel_payment(session.id).await.unwrap();
-    assert_eq!(outcome.session.state, SessionState::Successful);
+    let outcome = kit.checkout.cancel_payment(session.id()).await.unwrap();
+    assert_eq!(outcome.session.state(), SessionState::Successful);
     assert_eq!(outcome.result, PaymentResult::Approved);
 }
 
@@ -367,10 +376,10 @@ async fn a_cancel_while_the_processor_is_down_changes_nothing() {
     let kit = TestKit::new();
     let session = challenged(&kit, "ORD-1", None).await;
     kit.processor.set_down(true);
-    let outcome = kit.checkout.cancel_payment(session.id).await.unwrap();
+    let outcome = kit.checkout.cancel_payment(session.id()).await.unwrap();
     assert_eq!(outcome.result, PaymentResult::Unresolved);
     assert_eq!(
-        stored(&kit, session.id).await.state,
+        stored(&kit, session.id()).await.state(),
         SessionState::ChallengeRequired
     );
 }
@@ -382,11 +391,14 @@ async fn a_challenge_expires_after_the_processor_confirms_the_cancel() {
     kit.clock
         .advance(TEST_CHECKOUT_VALIDITY + Duration::minutes(1));
     // Answering after expiry: refused, the authorisation cancelled.
-    let answered = kit.checkout.answer_challenge(session.id, true).await;
+    let answered = kit.checkout.answer_challenge(session.id(), true).await;
     assert_eq!(svc(answered), SvcCode::Svc002);
     assert_eq!(kit.processor.cancel_calls(), 1);
     assert_eq!(kit.processor.challenge_calls(), 0);
-    assert_eq!(stored(&kit, session.id).await.state, SessionState::Expired);
+    assert_eq!(
+        stored(&kit, session.id()).await.state(),
+        SessionState::Expired
+    );
     // Its reference is free again.
     start(&kit, "ORD-1").await;
 }
@@ -400,11 +412,11 @@ async fn a_challenge_passed_at_the_processor_after_expiry_is_recorded_not_expire
         .advance(TEST_CHECKOUT_VALIDITY + Duration::minutes(1));
     let polled = kit
         .checkout
-        .payment_status(&kit.caller("T-1"), session.id)
+        .payment_status(&kit.caller("T-1"), session.id())
         .await
         .unwrap();
-    assert_eq!(polled.state, SessionState::Successful);
-    assert_eq!(kit.processor.charges_for(session.id), 1);
+    assert_eq!(polled.state(), SessionState::Successful);
+    assert_eq!(kit.processor.charges_for(session.id()), 1);
 }
 
 #[tokio::test]
@@ -412,18 +424,18 @@ async fn the_processor_return_only_records_what_the_processor_holds() {
     let kit = TestKit::new();
     let session = challenged(&kit, "ORD-1", Some("https://acs.example/3ds")).await;
     // Not finished at the processor: nothing moves, nothing is cancelled.
-    let (_, outcome) = kit.checkout.challenge_returned(session.id).await.unwrap();
-    assert_eq!(outcome.session.state, SessionState::ChallengeRequired);
+    let (_, outcome) = kit.checkout.challenge_returned(session.id()).await.unwrap();
+    assert_eq!(outcome.session.state(), SessionState::ChallengeRequired);
     assert_eq!(kit.processor.cancel_calls(), 0);
     // The processor down: nothing moves.
     kit.processor.set_down(true);
-    let (_, outcome) = kit.checkout.challenge_returned(session.id).await.unwrap();
+    let (_, outcome) = kit.checkout.challenge_returned(session.id()).await.unwrap();
     assert_eq!(outcome.result, PaymentResult::Unresolved);
     kit.processor.set_down(false);
     // Passed at the processor: recorded.
     assert!(kit.processor.complete_at_processor("pi_3ds_ORD-1", true));
-    let (_, outcome) = kit.checkout.challenge_returned(session.id).await.unwrap();
-    assert_eq!(outcome.session.state, SessionState::Successful);
+    let (_, outcome) = kit.checkout.challenge_returned(session.id()).await.unwrap();
+    assert_eq!(outcome.session.state(), SessionState::Successful);
 }
 
 // ---- deactivated terminals ------------------------------------------------------------------
@@ -435,21 +447,21 @@ async fn a_deactivated_terminal_refuses_payments_and_its_sessions_can_still_be_r
     kit.add_terminal("T-1", false);
     let opened = kit
         .checkout
-        .open_page(session.id, SessionFlow::IntegratedCheckout)
+        .open_page(session.id(), SessionFlow::IntegratedCheckout)
         .await;
     assert_eq!(svc(opened), SvcCode::Svc005);
     let paid = kit
         .checkout
-        .process_payment(session.id, &card_input())
+        .process_payment(session.id(), &card_input())
         .await;
     assert_eq!(svc(paid), SvcCode::Svc005);
     assert_eq!(kit.processor.authorize_calls(), 0);
     let polled = kit
         .checkout
-        .payment_status(&kit.caller("T-1"), session.id)
+        .payment_status(&kit.caller("T-1"), session.id())
         .await
         .unwrap();
-    assert_eq!(polled.state, SessionState::Pending);
+    assert_eq!(polled.state(), SessionState::Pending);
 }
 
 // ---- reconciliation ---------------------------------------------------------------------------
@@ -462,10 +474,10 @@ async fn reconciliation_takes_the_due_attempts_oldest_first_in_bounded_batches()
     for n in 0..120 {
         let session = start(&kit, &format!("ORD-{n}")).await;
         assert_eq!(
-            pay(&kit, session.id).await.result,
+            pay(&kit, session.id()).await.result,
             PaymentResult::Unresolved
         );
-        sessions.push(session.id);
+        sessions.push(session.id());
         kit.clock.advance(Duration::milliseconds(10));
     }
     kit.clock.advance(Duration::minutes(2));
@@ -493,7 +505,7 @@ async fn reconciliation_takes_the_due_attempts_oldest_first_in_bounded_batches()
     }
     assert_eq!(settled, 120);
     for id in sessions {
-        assert_eq!(stored(&kit, id).await.state, SessionState::Successful);
+        assert_eq!(stored(&kit, id).await.state(), SessionState::Successful);
         assert_eq!(kit.processor.charges_for(id), 1);
     }
 }
@@ -503,18 +515,18 @@ async fn an_attempt_unknown_past_the_idempotency_window_is_left_for_review() {
     let kit = TestKit::new();
     kit.processor.time_out_authorizations(true);
     let session = start(&kit, "ORD-1").await;
-    pay(&kit, session.id).await;
+    pay(&kit, session.id()).await;
     let mut given_up = 0;
     for _ in 0..40 {
         kit.clock.advance(Duration::hours(1));
         given_up += kit.checkout.reconcile_due().await.unwrap().given_up;
     }
     assert_eq!(given_up, 1);
-    let attempt = crate::support::latest_attempt(&kit, session.id).await;
+    let attempt = crate::support::latest_attempt(&kit, session.id()).await;
     assert_eq!(attempt.state, AttemptState::Unknown);
     assert_eq!(attempt.next_check_at, None);
     assert_eq!(
-        stored(&kit, session.id).await.state,
+        stored(&kit, session.id()).await.state(),
         SessionState::Processing
     );
     let (count, oldest) = kit.sessions.unresolved_attempts().await.unwrap();
@@ -530,7 +542,7 @@ async fn a_challenge_finished_at_the_processor_without_a_return_is_settled_by_re
     let report = kit.checkout.reconcile_due().await.unwrap();
     assert_eq!((report.examined, report.rescheduled), (1, 1));
     assert_eq!(
-        stored(&kit, session.id).await.state,
+        stored(&kit, session.id()).await.state(),
         SessionState::ChallengeRequired
     );
     // The payer passes at the processor and closes the browser.
@@ -539,10 +551,10 @@ async fn a_challenge_finished_at_the_processor_without_a_return_is_settled_by_re
     let report = kit.checkout.reconcile_due().await.unwrap();
     assert_eq!(report.settled, 1);
     assert_eq!(
-        stored(&kit, session.id).await.state,
+        stored(&kit, session.id()).await.state(),
         SessionState::Successful
     );
-    let attempt = crate::support::latest_attempt(&kit, session.id).await;
+    let attempt = crate::support::latest_attempt(&kit, session.id()).await;
     assert_eq!(
         (attempt.state, attempt.next_check_at),
         (AttemptState::Succeeded, None)

@@ -10,7 +10,7 @@ async fn an_attempt_keeps_only_the_brand_and_the_last_four_digits() {
         processor_reference: None,
         reason: "declined".into(),
     }));
-    let outcome = pay(&kit, session.id).await;
+    let outcome = pay(&kit, session.id()).await;
     let attempts = kit.sessions.attempts();
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].card_brand, CardBrand::Visa);
@@ -19,7 +19,7 @@ async fn an_attempt_keeps_only_the_brand_and_the_last_four_digits() {
     assert_no_card_secrets(&format!("{outcome:?}"));
     let page = kit
         .checkout
-        .open_page(session.id, SessionFlow::IntegratedCheckout)
+        .open_page(session.id(), SessionFlow::IntegratedCheckout)
         .await
         .unwrap();
     assert_no_card_secrets(&format!("{page:?}"));

@@ -65,23 +65,23 @@ async fn one_address_is_challenged_then_refused_and_held_posts_never_reach_the_p
     for i in 0..5 {
         let s = start(&kit, &format!("A-{i}")).await;
         kit.processor.push_authorize(declined());
-        let p = post(&kit, s.id, &nth_card(i), &attacker).await;
+        let p = post(&kit, s.id(), &nth_card(i), &attacker).await;
         assert_eq!(p.guard, Some(GuardAction::Allowed));
     }
     assert_eq!(kit.processor.authorize_calls(), 5);
     let s = start(&kit, "A-5").await;
-    let p = post(&kit, s.id, &nth_card(5), &attacker).await;
+    let p = post(&kit, s.id(), &nth_card(5), &attacker).await;
     assert_eq!(
         p.result,
         Ok(PaymentResult::Guarded(GuardAction::Challenged(
             GuardRule::Address
         )))
     );
-    assert_eq!(p.page.session.state, SessionState::Pending);
+    assert_eq!(p.page.session.state(), SessionState::Pending);
     assert_eq!(kit.processor.authorize_calls(), 5, "nothing sent");
     // Another address is untouched.
     kit.processor.push_authorize(declined());
-    let other = post(&kit, s.id, &nth_card(50), &from("198.51.100.1")).await;
+    let other = post(&kit, s.id(), &nth_card(50), &from("198.51.100.1")).await;
     assert_eq!(other.guard, Some(GuardAction::Allowed));
     // A solved proof passes once; its replay is refused.
     let solved = GuardedPost {
@@ -93,16 +93,16 @@ async fn one_address_is_challenged_then_refused_and_held_posts_never_reach_the_p
     };
     let s = start(&kit, "A-6").await;
     kit.processor.push_authorize(declined());
-    let p = post(&kit, s.id, &nth_card(6), &solved).await;
+    let p = post(&kit, s.id(), &nth_card(6), &solved).await;
     assert_eq!(p.guard, Some(GuardAction::Passed(GuardRule::Address)));
     let s = start(&kit, "A-7").await;
-    let p = post(&kit, s.id, &nth_card(7), &solved).await;
+    let p = post(&kit, s.id(), &nth_card(7), &solved).await;
     assert_eq!(p.guard, Some(GuardAction::Refused(GuardRule::Proof)));
     let forged = GuardedPost {
         proof: ProofCheck::Forged,
         ..attacker.clone()
     };
-    let p = post(&kit, s.id, &nth_card(7), &forged).await;
+    let p = post(&kit, s.id(), &nth_card(7), &forged).await;
     assert_eq!(p.guard, Some(GuardAction::Refused(GuardRule::Proof)));
     assert_eq!(kit.processor.authorize_calls(), 7);
     // Past ten declines (proofs solved each time), refused.
@@ -116,16 +116,16 @@ async fn one_address_is_challenged_then_refused_and_held_posts_never_reach_the_p
             ..attacker.clone()
         };
         kit.processor.push_authorize(declined());
-        post(&kit, s.id, &nth_card(i), &solved).await;
+        post(&kit, s.id(), &nth_card(i), &solved).await;
     }
     let s = start(&kit, "A-12").await;
-    let p = post(&kit, s.id, &nth_card(12), &attacker).await;
+    let p = post(&kit, s.id(), &nth_card(12), &attacker).await;
     assert_eq!(p.guard, Some(GuardAction::Refused(GuardRule::Address)));
     // An hour later the address is forgotten.
     kit.clock.advance(Duration::minutes(61));
     let s = start(&kit, "A-13").await;
     kit.processor.push_authorize(declined());
-    let p = post(&kit, s.id, &nth_card(13), &attacker).await;
+    let p = post(&kit, s.id(), &nth_card(13), &attacker).await;
     assert_eq!(p.guard, Some(GuardAction::Allowed));
 }
 
@@ -134,13 +134,13 @@ async fn typing_errors_are_never_counted() {
     let kit = TestKit::new().guarded(GuardPolicy::default());
     let s = start(&kit, "T-ERR").await;
     for _ in 0..30 {
-        let p = post(&kit, s.id, "4242 4242 4242 4241", &from("203.0.113.8")).await;
+        let p = post(&kit, s.id(), "4242 4242 4242 4241", &from("203.0.113.8")).await;
         assert!(p.result.is_err(), "a Luhn failure is the payer's typing");
         assert_eq!(p.guard, None);
     }
     kit.processor
         .push_authorize(Ok(checkout_domain::testing::approved("ch_ok")));
-    let p = post(&kit, s.id, CARD_NUMBER, &from("203.0.113.8")).await;
+    let p = post(&kit, s.id(), CARD_NUMBER, &from("203.0.113.8")).await;
     assert_eq!(p.guard, Some(GuardAction::Allowed));
 }
 
@@ -150,16 +150,16 @@ async fn one_card_declined_across_sessions_is_refused_everywhere() {
     for i in 0..3 {
         let s = start(&kit, &format!("C-{i}")).await;
         kit.processor.push_authorize(declined());
-        post(&kit, s.id, CARD_NUMBER, &from(&format!("198.51.100.{i}"))).await;
+        post(&kit, s.id(), CARD_NUMBER, &from(&format!("198.51.100.{i}"))).await;
     }
     let s = start(&kit, "C-3").await;
-    let p = post(&kit, s.id, CARD_NUMBER, &from("192.0.2.50")).await;
+    let p = post(&kit, s.id(), CARD_NUMBER, &from("192.0.2.50")).await;
     assert_eq!(p.guard, Some(GuardAction::Refused(GuardRule::Card)));
     assert_eq!(kit.processor.authorize_calls(), 3);
     // Another card in the same session goes through.
     kit.processor
         .push_authorize(Ok(checkout_domain::testing::approved("ch_ok")));
-    let p = post(&kit, s.id, &nth_card(99), &from("192.0.2.50")).await;
+    let p = post(&kit, s.id(), &nth_card(99), &from("192.0.2.50")).await;
     assert_eq!(p.guard, Some(GuardAction::Allowed));
 }
 
@@ -174,10 +174,16 @@ async fn spiking_terminal(prefix: &str) -> (TestKit, checkout_domain::session::P
     for i in 0..4 {
         let s = start(&kit, &format!("{prefix}-{i}")).await;
         kit.processor.push_authorize(declined());
-        post(&kit, s.id, &nth_card(i), &from(&format!("198.51.100.{i}"))).await;
+        post(
+            &kit,
+            s.id(),
+            &nth_card(i),
+            &from(&format!("198.51.100.{i}")),
+        )
+        .await;
     }
     let s = start(&kit, &format!("{prefix}-4")).await;
-    let p = post(&kit, s.id, &nth_card(4), &from("192.0.2.9")).await;
+    let p = post(&kit, s.id(), &nth_card(4), &from("192.0.2.9")).await;
     assert_eq!(p.guard, Some(GuardAction::Challenged(GuardRule::Terminal)));
     (kit, s)
 }
@@ -196,7 +202,7 @@ async fn a_spiking_terminal_challenges_everyone_and_announces_it_until_it_calms(
     kit.clock.advance(Duration::minutes(16));
     kit.processor
         .push_authorize(Ok(checkout_domain::testing::approved("ch_ok")));
-    let p = post(&kit, s.id, &nth_card(4), &from("192.0.2.9")).await;
+    let p = post(&kit, s.id(), &nth_card(4), &from("192.0.2.9")).await;
     assert_eq!(p.guard, Some(GuardAction::Allowed));
     let terminal = TerminalNumber::parse("T-1").unwrap();
     let kinds: Vec<EventType> = kit
@@ -238,7 +244,7 @@ async fn slow_and_steady_from_one_address_is_bounded_per_hour() {
             };
             let before = kit.processor.authorize_calls();
             kit.processor.push_authorize(declined());
-            let p = post(&kit, s.id, &nth_card(1000 + i as u32), &solved).await;
+            let p = post(&kit, s.id(), &nth_card(1000 + i as u32), &solved).await;
             if kit.processor.authorize_calls() > before {
                 sent += 1;
             } else {
@@ -336,7 +342,7 @@ async fn a_guard_that_cannot_be_read_fails_closed() {
     let s = start(&kit, "DOWN").await;
     let result = kit
         .checkout
-        .process_card(s.id, &card_input(), &from("203.0.113.9"))
+        .process_card(s.id(), &card_input(), &from("203.0.113.9"))
         .await;
     assert!(
         matches!(result, Err(CheckoutError::Unavailable(_))),
@@ -354,9 +360,9 @@ async fn challenged_then_failed(kit: &TestKit, name: &str, card: &str, ip: &str)
             processor_reference: format!("pi_{name}"),
             challenge_url: None,
         }));
-    let p = post(kit, s.id, card, &from(ip)).await;
-    assert_eq!(p.page.session.state, SessionState::ChallengeRequired);
-    let (_, outcome) = kit.checkout.answer_challenge(s.id, false).await.unwrap();
+    let p = post(kit, s.id(), card, &from(ip)).await;
+    assert_eq!(p.page.session.state(), SessionState::ChallengeRequired);
+    let (_, outcome) = kit.checkout.answer_challenge(s.id(), false).await.unwrap();
     assert!(matches!(outcome.result, PaymentResult::Declined { .. }));
 }
 
@@ -369,7 +375,7 @@ async fn declines_after_a_3ds_challenge_count_like_any_other() {
     }
     assert_eq!(kit.processor.authorize_calls(), 5);
     let s = start(&kit, "C-5").await;
-    let p = post(&kit, s.id, &nth_card(5), &from("203.0.113.20")).await;
+    let p = post(&kit, s.id(), &nth_card(5), &from("203.0.113.20")).await;
     assert_eq!(
         p.guard,
         Some(GuardAction::Challenged(GuardRule::Address)),
@@ -383,9 +389,9 @@ async fn declines_after_a_3ds_challenge_count_like_any_other() {
             processor_reference: "pi_ok".into(),
             challenge_url: None,
         }));
-    post(&kit, s.id, &nth_card(40), &from("198.51.100.40")).await;
-    let (_, outcome) = kit.checkout.answer_challenge(s.id, true).await.unwrap();
-    assert_eq!(outcome.session.state, SessionState::Successful);
+    post(&kit, s.id(), &nth_card(40), &from("198.51.100.40")).await;
+    let (_, outcome) = kit.checkout.answer_challenge(s.id(), true).await.unwrap();
+    assert_eq!(outcome.session.state(), SessionState::Successful);
     let state = kit
         .checkout
         .terminal_guard_state(&TerminalNumber::parse("T-1").unwrap())
@@ -403,7 +409,7 @@ async fn one_card_failing_its_challenge_across_sessions_is_refused_everywhere() 
         challenged_then_failed(&kit, &format!("K-{i}"), &card, &format!("192.0.2.{i}")).await;
     }
     let s = start(&kit, "K-3").await;
-    let p = post(&kit, s.id, &card, &from("192.0.2.99")).await;
+    let p = post(&kit, s.id(), &card, &from("192.0.2.99")).await;
     assert_eq!(p.guard, Some(GuardAction::Refused(GuardRule::Card)));
     assert_eq!(
         kit.processor.authorize_calls(),

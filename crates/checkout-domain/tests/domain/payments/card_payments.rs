@@ -7,17 +7,17 @@ async fn an_approved_payment_is_successful_and_redirects_to_the_success_url() {
     let kit = TestKit::new();
     // a reference that needs escaping in a query string
     let session = start(&kit, "ORD 7&x=1").await;
-    let outcome = pay(&kit, session.id).await;
+    let outcome = pay(&kit, session.id()).await;
     assert_eq!(outcome.result, PaymentResult::Approved);
     assert_eq!(outcome.result.svc_code(), None);
-    assert_eq!(outcome.session.state, SessionState::Successful);
+    assert_eq!(outcome.session.state(), SessionState::Successful);
     assert_redirects_to(&outcome.session, SUCCESS_URL);
     assert_eq!(kit.processor.authorize_calls(), 1);
 
     let attempts = kit.sessions.attempts();
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].state, AttemptState::Succeeded);
-    assert_eq!(attempts[0].session_id, session.id);
+    assert_eq!(attempts[0].session_id, session.id());
     assert!(attempts[0].processor_reference.is_some());
 }
 
@@ -29,13 +29,13 @@ async fn an_authorised_but_not_captured_payment_is_approved_transaction() {
         processor_reference: "ch_auth_only".into(),
         captured: false,
     }));
-    let outcome = pay(&kit, session.id).await;
+    let outcome = pay(&kit, session.id()).await;
     assert_eq!(outcome.result, PaymentResult::Approved);
-    assert_eq!(outcome.session.state, SessionState::ApprovedTransaction);
-    assert_eq!(outcome.session.state.code(), 3);
+    assert_eq!(outcome.session.state(), SessionState::ApprovedTransaction);
+    assert_eq!(outcome.session.state().code(), 3);
     assert_redirects_to(&outcome.session, SUCCESS_URL);
     assert_eq!(
-        status(&kit, session.id).await,
+        status(&kit, session.id()).await,
         SessionState::ApprovedTransaction
     );
 }
@@ -51,11 +51,11 @@ async fn a_cancel_goes_to_the_back_url() {
         },
     )
     .await;
-    let outcome = kit.checkout.cancel_payment(session.id).await.unwrap();
+    let outcome = kit.checkout.cancel_payment(session.id()).await.unwrap();
     assert_eq!(outcome.result, PaymentResult::Cancelled);
-    assert_eq!(outcome.session.state, SessionState::Cancelled);
+    assert_eq!(outcome.session.state(), SessionState::Cancelled);
     assert_redirects_to(&outcome.session, BACK_URL);
-    assert_eq!(status(&kit, session.id).await, SessionState::Cancelled);
+    assert_eq!(status(&kit, session.id()).await, SessionState::Cancelled);
     assert_eq!(kit.processor.authorize_calls(), 0);
 }
 
@@ -63,7 +63,7 @@ async fn a_cancel_goes_to_the_back_url() {
 async fn a_cancel_without_a_back_url_goes_to_the_fail_url() {
     let kit = TestKit::new();
     let session = start(&kit, "ORD-1").await;
-    let outcome = kit.checkout.cancel_payment(session.id).await.unwrap();
+    let outcome = kit.checkout.cancel_payment(session.id()).await.unwrap();
     assert_eq!(outcome.result, PaymentResult::Cancelled);
     assert_redirects_to(&outcome.session, FAIL_URL);
 }
@@ -72,9 +72,9 @@ async fn a_cancel_without_a_back_url_goes_to_the_fail_url() {
 async fn a_payment_link_cannot_be_cancelled_by_the_payer() {
     let kit = TestKit::new();
     let link = link(&kit, "LNK-1").await;
-    let result = kit.checkout.cancel_payment(link.session.id).await;
+    let result = kit.checkout.cancel_payment(link.session.id()).await;
     assert_eq!(svc(result), SvcCode::Svc002);
-    assert_eq!(status(&kit, link.session.id).await, SessionState::Pending);
+    assert_eq!(status(&kit, link.session.id()).await, SessionState::Pending);
     let unknown = kit
         .checkout
         .cancel_payment(SessionId::from_random_bytes([9; 16]))
@@ -86,10 +86,10 @@ async fn a_payment_link_cannot_be_cancelled_by_the_payer() {
 async fn a_cancel_after_payment_changes_nothing() {
     let kit = TestKit::new();
     let session = start(&kit, "ORD-1").await;
-    pay(&kit, session.id).await;
-    let outcome = kit.checkout.cancel_payment(session.id).await.unwrap();
+    pay(&kit, session.id()).await;
+    let outcome = kit.checkout.cancel_payment(session.id()).await.unwrap();
     assert_eq!(outcome.result, PaymentResult::AlreadyHandled);
-    assert_eq!(outcome.session.state, SessionState::Successful);
+    assert_eq!(outcome.session.state(), SessionState::Successful);
     assert_redirects_to(&outcome.session, SUCCESS_URL);
 }
 
@@ -97,10 +97,10 @@ async fn a_cancel_after_payment_changes_nothing() {
 async fn a_cancelled_session_cannot_be_paid() {
     let kit = TestKit::new();
     let session = start(&kit, "ORD-1").await;
-    kit.checkout.cancel_payment(session.id).await.unwrap();
-    let outcome = pay(&kit, session.id).await;
+    kit.checkout.cancel_payment(session.id()).await.unwrap();
+    let outcome = pay(&kit, session.id()).await;
     assert_eq!(outcome.result, PaymentResult::AlreadyHandled);
-    assert_eq!(outcome.session.state, SessionState::Cancelled);
+    assert_eq!(outcome.session.state(), SessionState::Cancelled);
     assert_eq!(kit.processor.authorize_calls(), 0);
 }
 
@@ -153,8 +153,8 @@ async fn every_post_that_shows_the_form_again_carries_the_order() {
     let kit = TestKit::new();
     kit.set_max_card_attempts("T-1", 2);
     let has_order = |session: &PaymentSession| {
-        assert_eq!(session.items.len(), 1, "items");
-        assert_eq!(session.charges.len(), 1, "charges");
+        assert_eq!(session.items().len(), 1, "items");
+        assert_eq!(session.charges().len(), 1, "charges");
     };
 
     let session = start(&kit, "ORD-CHECKS").await;
@@ -162,7 +162,7 @@ async fn every_post_that_shows_the_form_again_carries_the_order() {
     bad.card_number = "4242424242424241".into();
     let post = kit
         .checkout
-        .process_payment(session.id, &bad)
+        .process_payment(session.id(), &bad)
         .await
         .unwrap();
     assert!(post.result.is_err(), "the checks failed");
@@ -173,7 +173,7 @@ async fn every_post_that_shows_the_form_again_carries_the_order() {
         .push_authorize(Err(checkout_domain::ports::ProcessorError::Controlled(
             "refused".into(),
         )));
-    let retry = pay(&kit, session.id).await;
+    let retry = pay(&kit, session.id()).await;
     assert!(matches!(retry.result, PaymentResult::Retry { .. }));
     has_order(&retry.session);
 
@@ -182,8 +182,8 @@ async fn every_post_that_shows_the_form_again_carries_the_order() {
         processor_reference: None,
         reason: "do not honor".into(),
     }));
-    let declined = pay(&kit, session.id).await;
+    let declined = pay(&kit, session.id()).await;
     assert!(matches!(declined.result, PaymentResult::Declined { .. }));
-    assert_eq!(declined.session.state, SessionState::Pending);
+    assert_eq!(declined.session.state(), SessionState::Pending);
     has_order(&declined.session);
 }

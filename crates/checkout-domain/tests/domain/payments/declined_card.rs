@@ -10,7 +10,7 @@ async fn a_declined_card_carries_svc_006_and_the_state_becomes_failed_2() {
         processor_reference: Some("ch_declined".into()),
         reason: "card declined".into(),
     }));
-    let outcome = pay(&kit, session.id).await;
+    let outcome = pay(&kit, session.id()).await;
 
     assert_eq!(
         outcome.result,
@@ -19,11 +19,11 @@ async fn a_declined_card_carries_svc_006_and_the_state_becomes_failed_2() {
         }
     );
     assert_eq!(outcome.result.svc_code(), Some(SvcCode::Svc006));
-    assert_eq!(outcome.session.state, SessionState::Failed);
-    assert_eq!(outcome.session.state.code(), 2);
+    assert_eq!(outcome.session.state(), SessionState::Failed);
+    assert_eq!(outcome.session.state().code(), 2);
     assert_redirects_to(&outcome.session, FAIL_URL);
 
-    let polled = status(&kit, session.id).await;
+    let polled = status(&kit, session.id()).await;
     assert_eq!(polled, SessionState::Failed);
     assert_eq!(polled.code(), 2);
 
@@ -41,9 +41,9 @@ async fn a_declined_session_is_not_sent_to_the_processor_again() {
         processor_reference: None,
         reason: "do not honour".into(),
     }));
-    pay(&kit, session.id).await;
-    let second = pay(&kit, session.id).await;
+    pay(&kit, session.id()).await;
+    let second = pay(&kit, session.id()).await;
     assert_eq!(second.result, PaymentResult::AlreadyHandled);
-    assert_eq!(second.session.state, SessionState::Failed);
+    assert_eq!(second.session.state(), SessionState::Failed);
     assert_eq!(kit.processor.authorize_calls(), 1);
 }

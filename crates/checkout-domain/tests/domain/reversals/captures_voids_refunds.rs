@@ -17,8 +17,8 @@ use crate::{d, pay, start};
 /// A session of `T-1` paid with capture (Successful, 25.00 USD); its processor reference.
 pub(super) async fn paid(kit: &TestKit, reference: &str) -> (SessionId, String) {
     let session = start(kit, reference).await;
-    pay(kit, session.id).await;
-    (session.id, processor_reference(kit, session.id).await)
+    pay(kit, session.id()).await;
+    (session.id(), processor_reference(kit, session.id()).await)
 }
 
 /// A session of `T-1` authorised without capture (ApprovedTransaction, 25.00 USD).
@@ -28,9 +28,9 @@ pub(super) async fn held(kit: &TestKit, reference: &str) -> SessionId {
         processor_reference: format!("pi_held_{reference}"),
         captured: false,
     }));
-    let outcome = pay(kit, session.id).await;
-    assert_eq!(outcome.session.state, SessionState::ApprovedTransaction);
-    session.id
+    let outcome = pay(kit, session.id()).await;
+    assert_eq!(outcome.session.state(), SessionState::ApprovedTransaction);
+    session.id()
 }
 
 /// The processor's reference of the session's payment.
@@ -116,7 +116,7 @@ async fn a_lost_refund_answer_is_kept_unknown_and_the_keyed_retry_refunds_once()
     );
     let (session, refunds) = kit.checkout.payment_refunds(&caller, id).await.unwrap();
     assert_eq!(refunds.len(), 1);
-    assert_eq!(session.money.refunded, d("4.00"));
+    assert_eq!(session.money().refunded().value(), d("4.00"));
     assert_eq!(events_of(&kit, EventType::PaymentRefunded).await, 1);
 }
 
@@ -182,7 +182,7 @@ async fn the_sweep_settles_a_lost_refund_and_announces_it() {
     let (session, refunds) = kit.checkout.payment_refunds(&caller, id).await.unwrap();
     assert_eq!(refunds[0].state, LedgerState::Succeeded);
     assert_eq!(refunds[0].next_check_at, None);
-    assert_eq!(session.money.refunded, d("6.00"));
+    assert_eq!(session.money().refunded().value(), d("6.00"));
     assert_eq!(kit.processor.refunds_of(&reference), [d("6.00")]);
     assert_eq!(events_of(&kit, EventType::PaymentRefunded).await, 1);
     kit.clock.advance(Duration::hours(2));
@@ -239,7 +239,7 @@ async fn of_two_different_captures_one_wins_and_each_answer_reports_its_own_amou
         other => panic!("exactly one capture wins: {other:?}"),
     };
     assert_eq!(
-        won.money.captured,
+        won.money().captured().map(|c| c.value()),
         Some(amount),
         "the 200 reports what it asked"
     );
@@ -270,7 +270,7 @@ async fn a_capture_whose_answer_was_lost_is_retried_with_its_own_key_and_capture
     assert_eq!(status_of(&first), (422, false), "SVC_003: lost");
     let status = kit.checkout.payment_status(&caller, id).await.unwrap();
     assert_eq!(
-        status.state,
+        status.state(),
         SessionState::ApprovedTransaction,
         "not reported captured"
     );
@@ -282,8 +282,11 @@ async fn a_capture_whose_answer_was_lost_is_retried_with_its_own_key_and_capture
         .unwrap();
     assert_eq!(status_of(&retry), (200, false));
     let status = kit.checkout.payment_status(&caller, id).await.unwrap();
-    assert_eq!(status.state, SessionState::Successful);
-    assert_eq!(status.money.captured, Some(d("10.00")));
+    assert_eq!(status.state(), SessionState::Successful);
+    assert_eq!(
+        status.money().captured().map(|c| c.value()),
+        Some(d("10.00"))
+    );
     assert_eq!(
         kit.processor.captured_of("pi_held_CAPTURE-LOST"),
         Some(d("10.00"))
@@ -304,7 +307,10 @@ async fn a_lost_capture_without_a_key_is_settled_by_its_retry_or_by_the_sweep() 
         .capture_payment(&caller, by_retry, None)
         .await
         .unwrap();
-    assert_eq!(retried.money.captured, Some(d("25.00")));
+    assert_eq!(
+        retried.money().captured().map(|c| c.value()),
+        Some(d("25.00"))
+    );
 
     let by_sweep = held(&kit, "CAPTURE-SWEEP").await;
     kit.processor.lose_capture_answers(1);
@@ -320,7 +326,7 @@ async fn a_lost_capture_without_a_key_is_settled_by_its_retry_or_by_the_sweep() 
         .payment_status(&caller, by_sweep)
         .await
         .unwrap();
-    assert_eq!(status.state, SessionState::Successful);
+    assert_eq!(status.state(), SessionState::Successful);
     assert_eq!(events_of(&kit, EventType::PaymentCaptured).await, 2);
 }
 
@@ -342,7 +348,7 @@ async fn a_void_releases_the_authorisation_and_a_captured_payment_cannot_be_void
         .unwrap();
     assert_eq!(status_of(&replay), (200, true));
     let status = kit.checkout.payment_status(&caller, id).await.unwrap();
-    assert_eq!(status.state, SessionState::Voided);
+    assert_eq!(status.state(), SessionState::Voided);
     let capture = kit.checkout.capture_payment(&caller, id, None).await;
     assert_eq!(code(capture), Some(SvcCode::Svc008));
     assert_eq!(kit.processor.capture_calls(), 0);
@@ -364,13 +370,13 @@ async fn a_keyed_cancel_is_replayed_and_a_paid_session_is_not_cancelled() {
     let session = start(&kit, "CANCEL-KEY").await;
     let first = kit
         .checkout
-        .withdraw_payment_once(&caller, session.id, &once("x-1", 1), render)
+        .withdraw_payment_once(&caller, session.id(), &once("x-1", 1), render)
         .await
         .unwrap();
     assert_eq!(status_of(&first), (200, false));
     let replay = kit
         .checkout
-        .withdraw_payment_once(&caller, session.id, &once("x-1", 1), render)
+        .withdraw_payment_once(&caller, session.id(), &once("x-1", 1), render)
         .await
         .unwrap();
     assert_eq!(status_of(&replay), (200, true));
@@ -421,7 +427,8 @@ async fn a_row_the_sweep_cannot_ask_about_never_stops_the_others() {
     // A captured session with no attempt behind it (no processor reference to ask with), and
     // a refund of it due for a check.
     let mut orphan = session("T-1", "ORPHAN");
-    orphan.state = SessionState::Successful;
+    orphan =
+        checkout_domain::testing::builders::edit(orphan, |r| r.state = SessionState::Successful);
     kit.sessions.insert(&orphan).await.unwrap();
     let mut stuck = refund(&orphan, "1.00", at(0));
     stuck.next_check_at = Some(kit.checkout.now());
@@ -455,24 +462,24 @@ async fn a_session_created_for_manual_capture_is_held_on_an_automatic_terminal()
         .start_payment(&kit.caller("T-1"), &request)
         .await
         .unwrap();
-    assert_eq!(session.capture_method, Some(CaptureMethod::Manual));
-    let outcome = pay(&kit, session.id).await;
+    assert_eq!(session.capture_method(), Some(CaptureMethod::Manual));
+    let outcome = pay(&kit, session.id()).await;
     // The processor was asked to hold the authorisation, and the merchant captures it.
-    assert_eq!(outcome.session.state, SessionState::ApprovedTransaction);
-    let attempt = crate::support::latest_attempt(&kit, session.id).await;
+    assert_eq!(outcome.session.state(), SessionState::ApprovedTransaction);
+    let attempt = crate::support::latest_attempt(&kit, session.id()).await;
     assert_eq!(attempt.capture_method, CaptureMethod::Manual);
     let captured = kit
         .checkout
-        .capture_payment(&kit.caller("T-1"), session.id, Some(d("10.00")))
+        .capture_payment(&kit.caller("T-1"), session.id(), Some(d("10.00")))
         .await
         .unwrap();
-    assert_eq!(captured.state, SessionState::Successful);
+    assert_eq!(captured.state(), SessionState::Successful);
 
     // Without the field, the terminal's method (automatic) applies.
     let plain = start(&kit, "MANUAL-2").await;
-    assert_eq!(plain.capture_method, None);
+    assert_eq!(plain.capture_method(), None);
     assert_eq!(
-        pay(&kit, plain.id).await.session.state,
+        pay(&kit, plain.id()).await.session.state(),
         SessionState::Successful
     );
 }

@@ -62,7 +62,7 @@ async fn subjects(kit: &TestKit, kind: EventType) -> Vec<Option<EventSubject>> {
 }
 
 async fn state_of(kit: &TestKit, id: SessionId) -> SessionState {
-    kit.sessions.get(id).await.unwrap().unwrap().state
+    kit.sessions.get(id).await.unwrap().unwrap().state()
 }
 
 #[tokio::test]
@@ -77,7 +77,7 @@ async fn a_refund_the_processor_fails_after_confirming_it_is_given_back_and_anno
         .unwrap();
     let refund = done.refund;
     let reference = refund.processor_reference.clone().unwrap();
-    assert_eq!(done.session.money.refunded, d("25.00"));
+    assert_eq!(done.session.money().refunded().value(), d("25.00"));
     // Nothing more can be refunded while it stands.
     let more = kit
         .checkout
@@ -92,7 +92,7 @@ async fn a_refund_the_processor_fails_after_confirming_it_is_given_back_and_anno
     let (session, refunds) = kit.checkout.payment_refunds(&caller, id).await.unwrap();
     assert_eq!(refunds[0].state, LedgerState::Failed);
     assert_eq!(
-        session.money.refunded,
+        session.money().refunded().value(),
         d("0"),
         "the money is the merchant's again"
     );
@@ -129,7 +129,7 @@ async fn an_event_id_is_absorbed_once_and_a_late_repeat_changes_nothing() {
     assert_eq!(absorb(&kit, &other).await, NoticeOutcome::Applied);
     assert_eq!(events_of(&kit, EventType::PaymentRefundFailed).await, 1);
     let (session, _) = kit.checkout.payment_refunds(&caller, id).await.unwrap();
-    assert_eq!(session.money.refunded, d("0"));
+    assert_eq!(session.money().refunded().value(), d("0"));
 }
 
 #[tokio::test]
@@ -213,10 +213,10 @@ async fn an_event_resolves_an_attempt_whose_answer_was_lost() {
     let session = start(&kit, "LOST-THEN-EVENT").await;
     // The authorisation's answers are lost; the processor does it afterwards (its retry).
     kit.processor.time_out_authorizations(true);
-    pay(&kit, session.id).await;
-    assert_eq!(state_of(&kit, session.id).await, SessionState::Processing);
+    pay(&kit, session.id()).await;
+    assert_eq!(state_of(&kit, session.id()).await, SessionState::Processing);
     kit.processor.time_out_authorizations(false);
-    let attempt = crate::support::latest_attempt(&kit, session.id).await;
+    let attempt = crate::support::latest_attempt(&kit, session.id()).await;
     // The event carries the attempt the intent was made for: it is settled now, not at the
     // sweep's next turn, with the attempt's own key.
     let event = notice(
@@ -227,8 +227,8 @@ async fn an_event_resolves_an_attempt_whose_answer_was_lost() {
         },
     );
     assert_eq!(absorb(&kit, &event).await, NoticeOutcome::Applied);
-    assert_eq!(state_of(&kit, session.id).await, SessionState::Successful);
-    assert_eq!(kit.processor.charges_for(session.id), 1);
+    assert_eq!(state_of(&kit, session.id()).await, SessionState::Successful);
+    assert_eq!(kit.processor.charges_for(session.id()), 1);
     assert_eq!(events_of(&kit, EventType::PaymentSucceeded).await, 1);
 }
 
@@ -244,9 +244,9 @@ async fn disputes_move_only_forward_whatever_order_their_events_arrive_in() {
         NoticeOutcome::Applied
     );
     let status = kit.checkout.payment_status(&caller, id).await.unwrap();
-    assert_eq!(status.disputes.len(), 1);
-    assert_eq!(status.disputes[0].status, DisputeStatus::NeedsResponse);
-    assert_eq!(status.disputes[0].amount, d("25.00"));
+    assert_eq!(status.disputes().len(), 1);
+    assert_eq!(status.disputes()[0].status, DisputeStatus::NeedsResponse);
+    assert_eq!(status.disputes()[0].amount, d("25.00"));
 
     // The bank decides; the "closed" event overtakes an "updated" one.
     kit.processor
@@ -254,7 +254,7 @@ async fn disputes_move_only_forward_whatever_order_their_events_arrive_in() {
     absorb(&kit, &notice("evt_d3", about_dispute("dp_1"))).await;
     absorb(&kit, &notice("evt_d2", about_dispute("dp_1"))).await;
     let status = kit.checkout.payment_status(&caller, id).await.unwrap();
-    assert_eq!(status.disputes[0].status, DisputeStatus::Lost);
+    assert_eq!(status.disputes()[0].status, DisputeStatus::Lost);
     let opened = subjects(&kit, EventType::PaymentDisputeOpened).await;
     let closed = subjects(&kit, EventType::PaymentDisputeClosed).await;
     assert_eq!((opened.len(), closed.len()), (1, 1), "one event per change");
@@ -293,9 +293,9 @@ async fn an_event_never_replays_an_attempt_past_the_processors_key_lifetime() {
     let kit = TestKit::new();
     let session = start(&kit, "LOST-LONG-AGO").await;
     kit.processor.time_out_authorizations(true);
-    pay(&kit, session.id).await;
+    pay(&kit, session.id()).await;
     kit.processor.time_out_authorizations(false);
-    let attempt = crate::support::latest_attempt(&kit, session.id).await;
+    let attempt = crate::support::latest_attempt(&kit, session.id()).await;
     let sent = kit.processor.authorize_calls();
     // A day later the processor may have forgotten the key: a replay could charge anew.
     kit.clock.advance(time::Duration::hours(24));
@@ -308,6 +308,6 @@ async fn an_event_never_replays_an_attempt_past_the_processors_key_lifetime() {
     );
     assert_eq!(absorb(&kit, &event).await, NoticeOutcome::Applied);
     assert_eq!(kit.processor.authorize_calls(), sent, "nothing sent again");
-    assert_eq!(kit.processor.charges_for(session.id), 0);
-    assert_eq!(state_of(&kit, session.id).await, SessionState::Processing);
+    assert_eq!(kit.processor.charges_for(session.id()), 0);
+    assert_eq!(state_of(&kit, session.id()).await, SessionState::Processing);
 }

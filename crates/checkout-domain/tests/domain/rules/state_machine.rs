@@ -307,3 +307,28 @@ fn a_voided_attempt_lets_the_payer_try_again() {
         .and_then(|s| s.apply(E::Declined));
     assert_eq!(state, Ok(S::Failed));
 }
+
+/// A session moves only as [`SessionState::apply`] says: `PaymentSession::moved` takes every
+/// (state, event) pair the machine allows to the state it gives (touched at the given time)
+/// and refuses every other, leaving nothing half-changed to reuse.
+#[test]
+fn a_session_moves_only_through_the_state_machine() {
+    use checkout_domain::testing::builders::{at, edit, session};
+    for from in S::ALL {
+        for event in ALL_EVENTS {
+            let start = edit(session("T-1", "MOVES"), |r| r.state = from);
+            match (from.apply(event), start.clone().moved(event, at(99))) {
+                (Ok(to), Ok(moved)) => {
+                    assert_eq!(moved.state(), to);
+                    assert_eq!(moved.updated_at(), at(99));
+                    assert_eq!(moved.id(), start.id());
+                    assert_eq!(moved.money(), start.money());
+                }
+                (Err(refused), Err(also)) => assert_eq!(refused, also),
+                (machine, moved) => {
+                    panic!("{from} {event:?}: the machine says {machine:?}, the session {moved:?}")
+                }
+            }
+        }
+    }
+}

@@ -553,3 +553,34 @@ fn callback_hosts_are_normalised_hosts_matched_exactly() {
         "an empty list is refused"
     );
 }
+
+/// The money a session moved after its authorisation is bound to the session's currency and
+/// scale: a store's amounts are checked (a capture above zero, a refunded sum zero or more, no
+/// more decimals than the currency has) and kept at the currency's scale.
+#[test]
+fn session_money_is_typed_by_the_sessions_currency() {
+    use checkout_domain::session::SessionMoney;
+    let jpy = Currency::parse("JPY").unwrap();
+    let money = SessionMoney::new(Some(d("7.5")), d("1"), usd()).unwrap();
+    assert_eq!(
+        money.captured().map(|c| c.value().to_string()),
+        Some("7.50".to_owned())
+    );
+    assert_eq!(money.refunded().value().to_string(), "1.00");
+    assert_eq!(money.refunded().currency(), usd());
+    let nothing = SessionMoney::nothing(jpy);
+    assert_eq!(nothing.captured(), None);
+    assert_eq!(nothing.refunded().value().to_string(), "0");
+    assert_eq!(
+        SessionMoney::new(None, d("0.5"), jpy),
+        Err(AmountError::TooPrecise(0))
+    );
+    assert_eq!(
+        SessionMoney::new(Some(d("0")), d("0"), usd()),
+        Err(AmountError::NotPositive)
+    );
+    assert_eq!(
+        SessionMoney::new(None, d("-0.01"), usd()),
+        Err(AmountError::Negative)
+    );
+}

@@ -12,15 +12,15 @@ use time::Duration;
 async fn every_reported_change_is_an_event_in_order_and_pages_by_cursor() {
     let kit = TestKit::new();
     let paid = start(&kit, "PAID").await;
-    pay(&kit, paid.id).await;
+    pay(&kit, paid.id()).await;
     let declined = start(&kit, "DECLINED").await;
     kit.processor.push_authorize(Ok(ProcessorOutcome::Declined {
         processor_reference: None,
         reason: "card declined".into(),
     }));
-    pay(&kit, declined.id).await;
+    pay(&kit, declined.id()).await;
     let cancelled = start(&kit, "CANCELLED").await;
-    kit.checkout.cancel_payment(cancelled.id).await.unwrap();
+    kit.checkout.cancel_payment(cancelled.id()).await.unwrap();
     let left = start(&kit, "LEFT").await;
     kit.clock
         .advance(TEST_CHECKOUT_VALIDITY + Duration::minutes(1));
@@ -28,15 +28,19 @@ async fn every_reported_change_is_an_event_in_order_and_pages_by_cursor() {
 
     let caller = kit.caller("T-1");
     let page = kit.checkout.list_events(&caller, None, 100).await.unwrap();
-    let seen: Vec<_> = page.events.iter().map(|e| (e.session.id, e.kind)).collect();
+    let seen: Vec<_> = page
+        .events
+        .iter()
+        .map(|e| (e.session.id(), e.kind))
+        .collect();
     assert_eq!(
         seen,
         [
-            (paid.id, EventType::PaymentSucceeded),
-            (declined.id, EventType::PaymentFailed),
-            (declined.id, EventType::PaymentAttemptFailed),
-            (cancelled.id, EventType::PaymentCancelled),
-            (left.id, EventType::PaymentExpired),
+            (paid.id(), EventType::PaymentSucceeded),
+            (declined.id(), EventType::PaymentFailed),
+            (declined.id(), EventType::PaymentAttemptFailed),
+            (cancelled.id(), EventType::PaymentCancelled),
+            (left.id(), EventType::PaymentExpired),
         ]
     );
     assert!(!page.has_more);

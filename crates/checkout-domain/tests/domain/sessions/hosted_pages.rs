@@ -5,8 +5,8 @@ use crate::*;
 #[tokio::test]
 async fn a_page_of_the_wrong_flow_or_an_unknown_id_is_svc_002() {
     let kit = TestKit::new();
-    let checkout = start(&kit, "ORD-1").await.id;
-    let link = link(&kit, "LNK-1").await.session.id;
+    let checkout = start(&kit, "ORD-1").await.id();
+    let link = link(&kit, "LNK-1").await.session.id();
 
     let result = kit
         .checkout
@@ -44,15 +44,15 @@ async fn an_integrated_checkout_expires_after_the_checkout_validity() {
     let kit = TestKit::new();
     let session = start(&kit, "ORD-1").await;
     assert_eq!(
-        session.expires_at,
+        session.expires_at(),
         kit.clock.now_value() + TEST_CHECKOUT_VALIDITY
     );
     kit.clock
         .advance(TEST_CHECKOUT_VALIDITY + Duration::seconds(1));
     let result = kit
         .checkout
-        .open_page(session.id, SessionFlow::IntegratedCheckout)
+        .open_page(session.id(), SessionFlow::IntegratedCheckout)
         .await;
     assert_eq!(svc(result), SvcCode::Svc002);
-    assert_eq!(status(&kit, session.id).await, SessionState::Expired);
+    assert_eq!(status(&kit, session.id()).await, SessionState::Expired);
 }

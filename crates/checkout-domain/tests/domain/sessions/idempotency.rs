@@ -32,7 +32,7 @@ fn render(result: &Result<PaymentSession, CheckoutError>) -> SavedResponse {
         Ok(session) => SavedResponse {
             status: 200,
             content_type: "application/json".into(),
-            body: session.id.to_string().into_bytes(),
+            body: session.id().to_string().into_bytes(),
         },
         Err(CheckoutError::Service { code, session, .. }) => SavedResponse {
             status: code.spec().http_status,
@@ -188,7 +188,7 @@ async fn a_first_answer_of_svc_001_is_kept_and_replayed() {
     assert_eq!(first.status, 422);
     assert_eq!(
         String::from_utf8(first.body.clone()).unwrap(),
-        format!("SVC_001 Some({:?})", holder.id)
+        format!("SVC_001 Some({:?})", holder.id())
     );
     let again = replayed(start_once(&kit, "T-1", &start_request("IDEM-DUP"), &once("k", 1)).await);
     assert_eq!(again, first);

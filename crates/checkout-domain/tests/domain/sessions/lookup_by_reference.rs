@@ -21,10 +21,10 @@ async fn a_lookup_lists_an_expired_session_and_its_successor_newest_first() {
         .payments_by_reference(&caller, Some("REF-L"))
         .await
         .unwrap();
-    let ids: Vec<SessionId> = found.iter().map(|s| s.id).collect();
-    assert_eq!(ids, [successor.session.id, old.session.id]);
-    assert_eq!(found[0].state, SessionState::Pending);
-    assert_eq!(found[1].state, SessionState::Expired);
+    let ids: Vec<SessionId> = found.iter().map(|s| s.id()).collect();
+    assert_eq!(ids, [successor.session.id(), old.session.id()]);
+    assert_eq!(found[0].state(), SessionState::Pending);
+    assert_eq!(found[1].state(), SessionState::Expired);
     // The reference is trimmed like the create request's.
     let trimmed = kit
         .checkout
@@ -46,9 +46,9 @@ async fn a_lookup_writes_a_passed_expiry_like_the_status_route() {
         .await
         .unwrap();
     assert_eq!(found.len(), 1);
-    assert_eq!(found[0].state, SessionState::Expired);
-    let stored = kit.sessions.get(session.id).await.unwrap().unwrap();
-    assert_eq!(stored.state, SessionState::Expired);
+    assert_eq!(found[0].state(), SessionState::Expired);
+    let stored = kit.sessions.get(session.id()).await.unwrap().unwrap();
+    assert_eq!(stored.state(), SessionState::Expired);
 }
 
 #[tokio::test]

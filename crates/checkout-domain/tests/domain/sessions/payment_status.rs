@@ -23,7 +23,7 @@ async fn another_terminals_session_is_svc_007_as_if_unknown() {
     let session = start(&kit, "ORD-1").await;
     let result = kit
         .checkout
-        .payment_status(&kit.caller("T-2"), session.id)
+        .payment_status(&kit.caller("T-2"), session.id())
         .await;
     assert_eq!(svc(result), SvcCode::Svc007);
 }
@@ -32,20 +32,20 @@ async fn another_terminals_session_is_svc_007_as_if_unknown() {
 async fn the_status_route_reports_the_sessions_state() {
     let kit = TestKit::new();
     let session = start(&kit, "ORD-1").await;
-    assert_eq!(session.state, SessionState::Pending);
-    assert!(InternalReference::parse(session.internal_reference.as_str()).is_ok());
+    assert_eq!(session.state(), SessionState::Pending);
+    assert!(InternalReference::parse(session.internal_reference().as_str()).is_ok());
 
     let before = kit
         .checkout
-        .payment_status(&kit.caller("T-1"), session.id)
+        .payment_status(&kit.caller("T-1"), session.id())
         .await
         .unwrap();
-    assert_eq!(before.state, SessionState::Pending);
-    assert_eq!(before.internal_reference, session.internal_reference);
-    assert_eq!(before.reference.as_str(), "ORD-1");
+    assert_eq!(before.state(), SessionState::Pending);
+    assert_eq!(before.internal_reference(), session.internal_reference());
+    assert_eq!(before.reference().as_str(), "ORD-1");
 
-    pay(&kit, session.id).await;
-    let after = status(&kit, session.id).await;
+    pay(&kit, session.id()).await;
+    let after = status(&kit, session.id()).await;
     assert_eq!(after, SessionState::Successful);
     assert_eq!(after.code(), 1);
 }

@@ -24,7 +24,7 @@ async fn reusing_the_reference_of_an_in_flight_session_is_svc_001() {
     assert_eq!(svc(as_link), SvcCode::Svc001);
 
     assert_eq!(kit.sessions.len(), 1);
-    assert_eq!(status(&kit, first.id).await, SessionState::Pending);
+    assert_eq!(status(&kit, first.id()).await, SessionState::Pending);
 }
 
 #[tokio::test]
@@ -46,7 +46,7 @@ async fn reusing_the_reference_of_a_completed_session_is_svc_001() {
 
     let paid = start(&kit, "ORD-PAID").await;
     assert_eq!(
-        pay(&kit, paid.id).await.session.state,
+        pay(&kit, paid.id()).await.session.state(),
         SessionState::Successful
     );
 
@@ -56,12 +56,12 @@ async fn reusing_the_reference_of_a_completed_session_is_svc_001() {
         reason: "insufficient funds".into(),
     }));
     assert_eq!(
-        pay(&kit, failed.id).await.session.state,
+        pay(&kit, failed.id()).await.session.state(),
         SessionState::Failed
     );
 
     let cancelled = start(&kit, "ORD-CANCELLED").await;
-    kit.checkout.cancel_payment(cancelled.id).await.unwrap();
+    kit.checkout.cancel_payment(cancelled.id()).await.unwrap();
 
     // even long after, a completed session keeps its reference
     kit.clock.advance(Duration::days(30));
@@ -84,9 +84,9 @@ async fn another_terminal_may_use_the_same_reference() {
         .start_payment(&kit.caller("T-2"), &start_request("ORD-1"))
         .await
         .unwrap();
-    assert_ne!(mine.id, theirs.id);
-    assert_eq!(theirs.terminal, terminal("T-2"));
-    assert_eq!(theirs.reference, mine.reference);
+    assert_ne!(mine.id(), theirs.id());
+    assert_eq!(*theirs.terminal(), terminal("T-2"));
+    assert_eq!(theirs.reference(), mine.reference());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -131,14 +131,17 @@ async fn svc_001_names_the_session_holding_the_reference_on_both_routes() {
         .checkout
         .start_payment(&caller, &start_request("REF-1"))
         .await;
-    assert_eq!(svc_and_session(again), (SvcCode::Svc001, Some(checkout.id)));
+    assert_eq!(
+        svc_and_session(again),
+        (SvcCode::Svc001, Some(checkout.id()))
+    );
     let as_link = kit
         .checkout
         .generate_payment_link(&caller, &link_request("REF-1"))
         .await;
     assert_eq!(
         svc_and_session(as_link),
-        (SvcCode::Svc001, Some(checkout.id))
+        (SvcCode::Svc001, Some(checkout.id()))
     );
 
     let link = kit
@@ -152,7 +155,7 @@ async fn svc_001_names_the_session_holding_the_reference_on_both_routes() {
         .await;
     assert_eq!(
         svc_and_session(again),
-        (SvcCode::Svc001, Some(link.session.id))
+        (SvcCode::Svc001, Some(link.session.id()))
     );
 }
 
@@ -161,14 +164,14 @@ async fn svc_001_after_an_expiry_names_the_successor() {
     let kit = TestKit::new();
     let caller = kit.caller("T-1");
     let (old, successor) = crate::support::expired_link_and_successor(&kit, "REF-3").await;
-    assert_ne!(successor.session.id, old.session.id);
+    assert_ne!(successor.session.id(), old.session.id());
     let again = kit
         .checkout
         .generate_payment_link(&caller, &link_request("REF-3"))
         .await;
     assert_eq!(
         svc_and_session(again),
-        (SvcCode::Svc001, Some(successor.session.id))
+        (SvcCode::Svc001, Some(successor.session.id()))
     );
 }
 

@@ -1,0 +1,1 @@
+DROP INDEX payment_attempts_held;
