@@ -270,7 +270,7 @@ async fn the_adapters_manual_authorisation_is_held_then_captured_in_part() {
 }
 
 #[tokio::test]
-async fn voiding_the_adapters_manual_authorisation_cancels_it_and_captures_nothing() {
+async fn voiding_the_adapters_manual_authorisation_cancels_it_and_a_capture_is_refused() {
     let localstripe = Localstripe::start();
     let stripe = processor(&localstripe);
     let (payment, intent) = held_by_the_adapter(&stripe).await;
@@ -298,10 +298,11 @@ async fn voiding_the_adapters_manual_authorisation_cancels_it_and_captures_nothi
         matches!(capture, Err(ProcessorError::Controlled(_))),
         "{capture:?}"
     );
-    let charges = localstripe.succeeded_charges().await;
-    assert!(
-        charges.iter().all(|c| c["captured"] == false),
-        "{charges:?}"
+    // The intent stays canceled. (localstripe 1.15 captures the charge of a canceled intent
+    // anyway, which real Stripe refuses; the adapter reads the intent and reports the refusal.)
+    assert_eq!(
+        localstripe.payment_intent(&intent).await["status"],
+        "canceled"
     );
 }
 

@@ -15,7 +15,7 @@
 use std::io::Write;
 
 use anyhow::bail;
-use checkout_domain::values::{RefundId, TerminalNumber};
+use checkout_domain::values::{Currency, RefundId, TerminalNumber};
 use checkout_postgres::{PgStore, Recheck};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -117,13 +117,18 @@ pub async fn run(
             )?;
             for r in &listed {
                 let refund = &r.refund;
+                // At the currency's scale (the column keeps four places).
+                let mut amount = refund.amount;
+                if let Ok(currency) = Currency::parse(&r.currency) {
+                    amount.rescale(currency.minor_units());
+                }
                 writeln!(
                     out,
                     "{}\t{}\t{}\trefund\t{} {}\t{}\t{}\t{}\t{}",
                     refund.id,
                     refund.session_id,
                     r.terminal,
-                    refund.amount,
+                    amount,
                     r.currency,
                     refund.processor_reference.as_deref().unwrap_or("-"),
                     refund.state.name(),

@@ -13,11 +13,15 @@ use crate::support::TestServer;
 use crate::{intents_of, service, state_of, wait_while};
 
 /// The hold check after one second, so that the sweep (every second) reads every
-/// authorisation these tests hold; again every 2 s (the tests' `RECONCILE_MAX_BACKOFF`).
+/// authorisation these tests hold; again after the longer of the tests'
+/// `RECONCILE_MAX_BACKOFF` (2 s) and the sweep's claim lease (the 0.8 s processor timeout for
+/// each of a batch of 2, plus one: 2.4 s).
 const HOLD_CHECK: (&str, &str) = (
     "CHECKOUT__CHECKOUT__RECONCILE_HOLD_CHECK_AFTER_SECONDS",
     "1",
 );
+/// A batch of 2, so that the claim lease is 2.4 s.
+const BATCH: (&str, &str) = ("CHECKOUT__CHECKOUT__RECONCILE_BATCH", "2");
 
 /// How many times the processor was asked to read the payment of session `id`.
 fn reads_of(stripe: &FakeStripe, id: &str) -> usize {
@@ -40,7 +44,8 @@ async fn the_sweep_notices_an_authorisation_that_expired_at_the_processor() {
         ..FakeStripeConfig::default()
     })
     .await;
-    let server: TestServer = service("money-hold-sweep", &stripe, &[LEASE, HOLD_CHECK]).await;
+    let server: TestServer =
+        service("money-hold-sweep", &stripe, &[LEASE, HOLD_CHECK, BATCH]).await;
     let id = held(&server, &stripe, "HOLD-SWEEP-EXPIRES").await;
 
     let state = wait_while(&server, &id, "ApprovedTransaction", Duration::from_secs(20)).await;
@@ -78,13 +83,13 @@ async fn the_sweep_notices_an_authorisation_that_expired_at_the_processor() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_authorisation_still_held_is_read_and_left_capturable() {
     let stripe = crate::fake_stripe().await;
-    let server = service("money-hold-held", &stripe, &[LEASE, HOLD_CHECK]).await;
+    let server = service("money-hold-held", &stripe, &[LEASE, HOLD_CHECK, BATCH]).await;
     let id = held(&server, &stripe, "HOLD-SWEEP-HELD").await;
     let before = reads_of(&stripe, &id);
 
     tokio::time::sleep(Duration::from_secs(7)).await;
     let reads = reads_of(&stripe, &id) - before;
-    // Sweeps run every second; the hold is read again only once its 2 s claim ended.
+    // Sweeps run every second; the hold is read again only once its 2.4 s claim ended.
     assert!((1..=5).contains(&reads), "{reads} reads in 7 s");
     assert_eq!(state_of(&server, &id).await, "ApprovedTransaction");
     assert_eq!(
