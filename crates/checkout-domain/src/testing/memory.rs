@@ -247,6 +247,21 @@ impl SessionRepository for InMemorySessions {
         Ok(found)
     }
 
+    async fn find_by_internal_reference(
+        &self,
+        reference: &crate::values::InternalReference,
+    ) -> anyhow::Result<Option<PaymentSession>> {
+        let t = lock(&self.tables);
+        Ok(t.sessions
+            .values()
+            .find(|s| &s.internal_reference == reference)
+            .map(|s| PaymentSession {
+                items: Vec::new(),
+                charges: Vec::new(),
+                ..t.read(s)
+            }))
+    }
+
     async fn transition(
         &self,
         id: SessionId,
@@ -467,6 +482,17 @@ impl EventLog for InMemorySessions {
             .take(limit as usize)
             .cloned()
             .collect())
+    }
+
+    async fn cursor_issued(
+        &self,
+        terminal: &TerminalNumber,
+        cursor: EventCursor,
+    ) -> anyhow::Result<bool> {
+        Ok(lock(&self.tables)
+            .events
+            .iter()
+            .any(|e| &e.session.terminal == terminal && e.cursor == cursor))
     }
 }
 

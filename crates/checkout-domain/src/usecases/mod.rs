@@ -17,13 +17,16 @@ mod processor_notices;
 mod reconcile;
 mod reconcile_reversals;
 mod refund_payment;
+mod sandbox_clock;
 mod settle;
 mod void_payment;
 mod webhooks;
 
 pub use create_session::PaymentLink;
 pub use expire_sessions::ExpiryReport;
-pub use find_by_reference::MAX_SESSIONS_BY_REFERENCE;
+pub use find_by_reference::{
+    parse_internal_reference, INTERNAL_REFERENCE_FIELD, MAX_SESSIONS_BY_REFERENCE,
+};
 pub use hold_actions::ActionDone;
 pub use idempotent_create::{Finality, IdempotencyPolicy, IdempotentAnswer, IdempotentRequest};
 pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
