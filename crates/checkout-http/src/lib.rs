@@ -49,6 +49,9 @@ pub struct AppState {
     /// The public base URL as configured, the OpenAPI document's server; `None` when it is not
     /// configured, and the document's server is then relative (the address it was read from).
     pub configured_base_url: Option<String>,
+    /// Whether the sandbox's developer routes (`/pay/api/sandbox/...`) are mounted: in a
+    /// sandbox only; in production they are unknown addresses (404).
+    pub sandbox_routes: bool,
 }
 
 async fn not_found() -> HttpResponse {
@@ -155,6 +158,7 @@ pub fn build_app(
 > {
     let max_body_bytes = state.max_body_bytes;
     let swagger_ui = state.swagger_ui;
+    let sandbox_routes = state.sandbox_routes;
     let document = routes::document(state.configured_base_url.as_deref());
     App::new()
         .app_data(state)
@@ -176,7 +180,7 @@ pub fn build_app(
                 .route(web::get().to(health::ready))
                 .default_service(web::to(|| method_not_allowed("GET".to_owned()))),
         )
-        .configure(routes::mount)
+        .configure(routes::mount_for(sandbox_routes))
         .configure(pages::configure)
         .configure(api_explorer(swagger_ui, document))
         .default_service(web::to(not_found))

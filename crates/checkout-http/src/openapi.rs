@@ -73,6 +73,7 @@ use crate::problem::ProblemDetails;
         (name = "Events", description = "The terminal's payment events, in order: the feed to catch up with, and redelivery"),
         (name = "Webhooks", description = "Endpoints that receive the events as Standard Webhooks (signed with HMAC-SHA256), and their deliveries log"),
         (name = "Processor", description = "The card processor's own events (its signed webhooks): not for merchants"),
+        (name = "Sandbox", description = "Developer tools of the sandbox: pay with a test card, answer a 3DS challenge, expire a session or settle it now. Sandbox only: every one answers 404 in production"),
     )
 )]
 pub struct ApiDoc;

@@ -54,7 +54,23 @@ api_routes![
     webhook_endpoints::list_deliveries,
     processor_events::receive_processor_event,
     jwks::jwks,
+    sandbox::sandbox_pay,
+    sandbox::sandbox_challenge,
+    sandbox::sandbox_expire,
+    sandbox::sandbox_settle,
 ];
+
+/// The tag of the sandbox's developer routes: documented always, mounted only in a sandbox
+/// ([`mount_for`]).
+pub const SANDBOX_TAG: &str = "Sandbox";
+
+/// Whether a documented operation is one of the sandbox's developer routes.
+fn is_sandbox_only(operation: &Operation) -> bool {
+    operation
+        .tags
+        .as_ref()
+        .is_some_and(|tags| tags.iter().any(|t| t == SANDBOX_TAG))
+}
 
 /// The operations of a path item with their methods, in the order an `Allow` header lists
 /// them.
@@ -87,19 +103,38 @@ pub fn documented_routes() -> Vec<(String, Vec<Method>)> {
         .collect()
 }
 
+/// Mounts every route of the table, the sandbox's developer routes included (see
+/// [`mount_for`]).
+pub fn mount(cfg: &mut web::ServiceConfig) {
+    mount_for(true)(cfg);
+}
+
 /// Mounts every route of the table, at the path and method its `#[utoipa::path]` documents;
-/// any other method on the path is a 405 whose `Allow` names the documented ones.
+/// any other method on the path is a 405 whose `Allow` names the documented ones. The
+/// operations tagged [`SANDBOX_TAG`] are mounted only with `sandbox` (in production their
+/// paths are unknown addresses: 404).
 ///
 /// # Panics
 ///
 /// When a documented operation has no handler in the table, or a handler no operation (both
 /// come from one list, so this is a programming error seen at start-up and by the tests).
-pub fn mount(cfg: &mut web::ServiceConfig) {
+pub fn mount_for(sandbox: bool) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg| mount_routes(cfg, sandbox)
+}
+
+fn mount_routes(cfg: &mut web::ServiceConfig, sandbox: bool) {
     let mut handlers: BTreeMap<&'static str, Route> = handlers().into_iter().collect();
     for (path, item) in RouteDoc::openapi().paths.paths {
+        let ops = operations(&item);
+        if !sandbox && ops.iter().all(|(_, o)| is_sandbox_only(o)) {
+            for (_, operation) in ops {
+                handlers.remove(operation.operation_id.as_deref().unwrap_or_default());
+            }
+            continue;
+        }
         let mut resource = web::resource(path.as_str());
         let mut allow = Vec::new();
-        for (method, operation) in operations(&item) {
+        for (method, operation) in ops {
             let id = operation.operation_id.as_deref().unwrap_or_default();
             let Some(route) = handlers.remove(id) else {
                 panic!("{method} {path}: operation `{id}` has no handler in the route table");

@@ -152,6 +152,21 @@ impl BuiltinIdentity {
         } else {
             Secret::new("")
         };
+        let mut matches = self.verify_hash(hash, secret.clone()).await?;
+        if !matches {
+            // A secret rotated in place: the previous one works until its overlap ends.
+            if let Some(c) = &client {
+                if let Some(previous) = self.clients.previous_secret_hash(&c.client_id).await? {
+                    matches = self.verify_hash(previous, secret).await?;
+                }
+            }
+        }
+        Ok(client.filter(|_| matches))
+    }
+
+    /// Whether `secret` is the one `hash` was made of, on the blocking pool within the
+    /// verification limit.
+    async fn verify_hash(&self, hash: String, secret: Secret) -> Result<bool, IdentityError> {
         // The turn and the permit move into the blocking task and are released only when the
         // hash is done, even if this request is dropped meanwhile (a client that disconnects),
         // so that no more verifications run than there are permits.
@@ -173,7 +188,7 @@ impl BuiltinIdentity {
         })
         .await
         .map_err(|e| anyhow!("secret verification did not finish: {e}"))?;
-        Ok(client.filter(|_| matches))
+        Ok(matches)
     }
 }
 

@@ -39,6 +39,19 @@ impl ClientStore for PgStore {
             .map(OAuthClient::try_from)
             .transpose()
     }
+
+    async fn previous_secret_hash(&self, client_id: &str) -> anyhow::Result<Option<String>> {
+        let mut conn = self.conn().await?;
+        let hash: Option<Option<String>> = oauth_clients::table
+            .find(client_id)
+            .filter(oauth_clients::previous_secret_expires_at.gt(diesel::dsl::now))
+            .select(oauth_clients::previous_secret_hash)
+            .first(&mut conn)
+            .await
+            .optional()
+            .context("reading an OAuth client's previous secret")?;
+        Ok(hash.flatten())
+    }
 }
 
 impl PgStore {
@@ -72,6 +85,29 @@ impl PgStore {
             .await
             .map(drop)
             .map_err(|e| explain(e, client))
+    }
+
+    /// Gives a client the secret whose Argon2id hash is `new_hash`, in place: its current
+    /// secret becomes the previous one and keeps working for `overlap` (replacing any earlier
+    /// previous secret); answers when it stops, or `None` when there is no such client.
+    pub async fn rotate_client_secret(
+        &self,
+        client_id: &str,
+        new_hash: &str,
+        overlap: time::Duration,
+    ) -> anyhow::Result<Option<time::OffsetDateTime>> {
+        let mut conn = self.conn().await?;
+        let until = time::OffsetDateTime::now_utc() + overlap;
+        let updated = diesel::update(oauth_clients::table.find(client_id))
+            .set((
+                oauth_clients::previous_secret_hash.eq(oauth_clients::secret_hash.nullable()),
+                oauth_clients::previous_secret_expires_at.eq(Some(until)),
+                oauth_clients::secret_hash.eq(new_hash),
+            ))
+            .execute(&mut conn)
+            .await
+            .context("rotating an OAuth client's secret")?;
+        Ok((updated == 1).then_some(until))
     }
 
     /// Activates or deactivates a client; false when there is no such client.

@@ -152,6 +152,33 @@ impl EventLog for PgStore {
         fill_events(&conn, &mut events).await?;
         Ok(events)
     }
+
+    async fn cursor_issued(
+        &self,
+        terminal: &TerminalNumber,
+        cursor: EventCursor,
+    ) -> anyhow::Result<bool> {
+        #[derive(QueryableByName)]
+        struct Found {
+            #[diesel(sql_type = diesel::sql_types::Bool)]
+            found: bool,
+        }
+        let Ok(sequence) = i64::try_from(cursor.sequence) else {
+            return Ok(false);
+        };
+        let mut conn = self.conn().await?;
+        let row: Found = diesel::sql_query(
+            "SELECT EXISTS (SELECT 1 FROM events WHERE terminal_number = $1 \
+               AND txid = $2::text::xid8 AND seq = $3) AS found",
+        )
+        .bind::<Text, _>(terminal.as_str())
+        .bind::<Text, _>(cursor.transaction.to_string())
+        .bind::<BigInt, _>(sequence)
+        .get_result(&mut conn)
+        .await
+        .with_context(|| format!("checking an events cursor of terminal {terminal}"))?;
+        Ok(row.found)
+    }
 }
 
 #[cfg(test)]

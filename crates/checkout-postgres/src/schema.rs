@@ -36,6 +36,10 @@ diesel::table! {
         active -> Bool,
         /// When it was created.
         created_at -> Timestamptz,
+        /// Argon2id hash of the secret before the last rotation, while it still works.
+        previous_secret_hash -> Nullable<Text>,
+        /// When the previous secret stops working.
+        previous_secret_expires_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -211,6 +211,27 @@ impl SessionRepository for PgStore {
         Ok(sessions)
     }
 
+    async fn find_by_internal_reference(
+        &self,
+        reference: &checkout_domain::values::InternalReference,
+    ) -> anyhow::Result<Option<PaymentSession>> {
+        let mut conn = self.conn().await?;
+        // The session row only (unique index payment_sessions_internal_reference_key).
+        let row = payment_sessions::table
+            .filter(payment_sessions::internal_reference.eq(reference.as_str()))
+            .select(SessionRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .context("finding the session with an internal reference")?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let mut session = session_from_rows(row, Vec::new(), Vec::new())?;
+        card_attempts::fill(&conn, std::iter::once(&mut session)).await?;
+        Ok(Some(session))
+    }
+
     async fn transition(
         &self,
         id: SessionId,

@@ -87,6 +87,22 @@ impl PgStore {
         Ok(updated == 1)
     }
 
+    /// Sets the merchant name the terminal's payers are shown; false when there is no such
+    /// terminal. Pages opened afterwards show it.
+    pub async fn set_display_name(
+        &self,
+        number: &TerminalNumber,
+        name: &str,
+    ) -> anyhow::Result<bool> {
+        let mut conn = self.conn().await?;
+        let updated = diesel::update(terminals::table.find(number.as_str()))
+            .set(terminals::display_name.eq(name))
+            .execute(&mut conn)
+            .await
+            .with_context(|| format!("setting the merchant name of terminal {number}"))?;
+        Ok(updated == 1)
+    }
+
     /// Sets whether the terminal's payments are captured with their authorisation or held;
     /// false when there is no such terminal. Attempts already begun keep the method they were
     /// sent with.

@@ -126,7 +126,56 @@ pub enum Command {
     },
     /// Refunds left for review (`reversals review|recheck`, see [`crate::reversal_review`]).
     Reversals(crate::reversal_review::ReversalCommand),
+    /// Set the merchant name a terminal's payers are shown.
+    RenameTerminal {
+        /// Its number.
+        number: String,
+        /// The new name.
+        name: String,
+    },
+    /// Show one page of a webhook endpoint's deliveries log, newest first, with each
+    /// attempt's outcome.
+    ListDeliveries {
+        /// The terminal.
+        terminal: String,
+        /// The endpoint.
+        id: String,
+        /// The cursor of the previous page (`None`: from the newest).
+        after: Option<String>,
+    },
+    /// Send one of a terminal's events again to its endpoints (as `POST
+    /// /pay/api/events/{id}/redeliver` does, within its limits).
+    RedeliverEvent {
+        /// The terminal.
+        terminal: String,
+        /// The event id.
+        event: String,
+    },
+    /// Give a client a new secret in place; the previous one keeps working for `overlap_hours`.
+    RotateClientSecret {
+        /// The client.
+        client_id: String,
+        /// How long the previous secret keeps working, hours (0: not at all).
+        overlap_hours: u32,
+    },
+    /// Show the session with an `internalTransactionReferenceNumber` (the reference support
+    /// is quoted), of whichever terminal.
+    FindPayment {
+        /// The internal reference, as quoted.
+        reference: String,
+    },
 }
+
+/// How long a rotated client secret keeps working by default, hours.
+pub const DEFAULT_SECRET_OVERLAP_HOURS: u32 = 24;
+/// The longest overlap of a rotated client secret, hours (30 days).
+pub const MAX_SECRET_OVERLAP_HOURS: u32 = 720;
+
+/// Deliveries per page of `checkout webhook deliveries`.
+const DELIVERIES_PER_PAGE: u32 = 20;
+
+/// The longest merchant name accepted, in characters.
+pub const MAX_MERCHANT_NAME: usize = 100;
 
 impl Command {
     /// Parses the words after the program name.
@@ -222,6 +271,54 @@ impl Command {
                 terminal: (*terminal).to_owned(),
             },
             ["reversals", rest @ ..] => Command::Reversals(crate::reversal_review::parse(rest)?),
+            ["terminal", "rename", number, name @ ..] if !name.is_empty() => {
+                TerminalNumber::parse(number).map_err(|e| format!("terminal number {e}"))?;
+                let name = name.join(" ");
+                let name = name.trim();
+                if name.is_empty()
+                    || name.chars().count() > MAX_MERCHANT_NAME
+                    || name.chars().any(char::is_control)
+                {
+                    return Err(format!(
+                        "the merchant name must be 1 to {MAX_MERCHANT_NAME} characters, none a control character"
+                    ));
+                }
+                Command::RenameTerminal {
+                    number: (*number).to_owned(),
+                    name: name.to_owned(),
+                }
+            }
+            ["webhook", "deliveries", terminal, id, after @ ..] if after.len() <= 1 => {
+                Command::ListDeliveries {
+                    terminal: (*terminal).to_owned(),
+                    id: (*id).to_owned(),
+                    after: after.first().map(|a| (*a).to_owned()),
+                }
+            }
+            ["event", "redeliver", terminal, event] => Command::RedeliverEvent {
+                terminal: (*terminal).to_owned(),
+                event: (*event).to_owned(),
+            },
+            ["client", "rotate-secret", client_id, overlap @ ..] if overlap.len() <= 1 => {
+                Command::RotateClientSecret {
+                    client_id: (*client_id).to_owned(),
+                    overlap_hours: match overlap.first() {
+                        None => DEFAULT_SECRET_OVERLAP_HOURS,
+                        Some(hours) => hours
+                            .parse()
+                            .ok()
+                            .filter(|h| *h <= MAX_SECRET_OVERLAP_HOURS)
+                            .ok_or_else(|| {
+                                format!(
+                                    "the overlap must be a whole number of hours from 0 to {MAX_SECRET_OVERLAP_HOURS}"
+                                )
+                            })?,
+                    },
+                }
+            }
+            ["payment", "find", reference] => Command::FindPayment {
+                reference: (*reference).trim().to_owned(),
+            },
             _ => return Err(format!("unknown command: {}", words.join(" "))),
         };
         Ok(c)
@@ -334,7 +431,145 @@ async fn run_webhook(
                 .map_err(operator_error)?;
             writeln!(out, "endpoint {id} enabled, its circuit closed")?;
         }
+        Command::ListDeliveries {
+            terminal,
+            id,
+            after,
+        } => {
+            let number = terminal_number(&terminal)?;
+            let after = match &after {
+                Some(a) => Some(
+                    a.parse::<checkout_domain::webhooks::DeliveryCursor>()
+                        .map_err(|_| anyhow::anyhow!("{a:?} is not a deliveries cursor"))?,
+                ),
+                None => None,
+            };
+            let (_, page) = webhooks
+                .deliveries(&number, endpoint_id(&id)?, after, DELIVERIES_PER_PAGE)
+                .await
+                .map_err(operator_error)?;
+            let when = |t: time::OffsetDateTime| {
+                t.format(&time::format_description::well_known::Rfc3339)
+                    .unwrap_or_default()
+            };
+            for d in &page.deliveries {
+                let last = d.attempts.last().map_or_else(
+                    || "no attempt yet".to_owned(),
+                    |a| match (a.status, &a.error) {
+                        (Some(status), _) => format!("last answer {status}"),
+                        (None, Some(error)) => format!("last error: {error}"),
+                        (None, None) => "no answer".to_owned(),
+                    },
+                );
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\tevent {}\t{}\t{} attempt(s), {last}{}",
+                    d.id,
+                    when(d.created_at),
+                    d.event_type,
+                    d.event_id,
+                    d.state.as_str(),
+                    d.attempts.len(),
+                    if d.redelivery { " (redelivery)" } else { "" }
+                )?;
+            }
+            match (&page.cursor, page.has_more) {
+                (Some(cursor), true) => writeln!(
+                    out,
+                    "more: checkout webhook deliveries {terminal} {id} {cursor}"
+                )?,
+                _ => writeln!(out, "(end of the log)")?,
+            }
+        }
+        Command::RedeliverEvent { terminal, event } => {
+            let number = terminal_number(&terminal)?;
+            let event_id = Uuid::parse_str(&event)
+                .map_err(|_| anyhow::anyhow!("{event:?} is not an event id"))?;
+            let queued = webhooks
+                .redeliver(&number, event_id)
+                .await
+                .map_err(operator_error)?;
+            if queued.is_empty() {
+                writeln!(out, "event {event}: no enabled endpoint receives its type")?;
+            }
+            for delivery in queued {
+                writeln!(out, "event {event}: delivery {delivery} queued, due now")?;
+            }
+        }
         _ => bail!("not a webhook command"),
+    }
+    Ok(())
+}
+
+/// Runs a support command: the lookups and changes support otherwise did in SQL.
+async fn run_support(
+    store: &PgStore,
+    command: Command,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    match command {
+        Command::RenameTerminal { number, name } => {
+            if !store
+                .set_display_name(&terminal_number(&number)?, &name)
+                .await?
+            {
+                bail!("no terminal {number}");
+            }
+            writeln!(out, "terminal {number}: payers are shown {name:?}")?;
+        }
+        Command::FindPayment { reference } => {
+            use checkout_domain::ports::SessionRepository;
+            let parsed = checkout_domain::usecases::parse_internal_reference(&reference)
+                .map_err(operator_error)?;
+            let Some(s) = store.find_by_internal_reference(&parsed).await? else {
+                bail!("no payment session with internalTransactionReferenceNumber {parsed}");
+            };
+            let when = |t: time::OffsetDateTime| {
+                t.format(&time::format_description::well_known::Rfc3339)
+                    .unwrap_or_default()
+            };
+            writeln!(out, "checkoutSessionId:                  {}", s.id())?;
+            writeln!(
+                out,
+                "internalTransactionReferenceNumber: {}",
+                s.internal_reference()
+            )?;
+            writeln!(out, "transactionReferenceNumber:         {}", s.reference())?;
+            writeln!(out, "terminal:                           {}", s.terminal())?;
+            writeln!(
+                out,
+                "state:                              {} ({})",
+                s.state().name(),
+                s.state().code()
+            )?;
+            writeln!(out, "amount:                             {}", s.amount())?;
+            writeln!(
+                out,
+                "created:                            {}",
+                when(s.created_at())
+            )?;
+            writeln!(
+                out,
+                "last update:                        {}",
+                when(s.updated_at())
+            )?;
+            writeln!(
+                out,
+                "expires:                            {}",
+                when(s.expires_at())
+            )?;
+            for a in s.attempts() {
+                writeln!(
+                    out,
+                    "attempt:                            {} {} {} {}",
+                    when(a.at),
+                    a.brand.as_str(),
+                    a.last4,
+                    a.outcome()
+                )?;
+            }
+        }
+        _ => bail!("not a support command"),
     }
     Ok(())
 }
@@ -350,8 +585,41 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
         | Command::ListWebhooks { .. }
         | Command::DeleteWebhook { .. }
         | Command::RotateWebhookSecret { .. }
-        | Command::EnableWebhook { .. } => {
+        | Command::EnableWebhook { .. }
+        | Command::ListDeliveries { .. }
+        | Command::RedeliverEvent { .. } => {
             run_webhook(settings, store, command, &mut out).await?;
+        }
+        Command::RenameTerminal { .. } | Command::FindPayment { .. } => {
+            run_support(&store, command, &mut out).await?;
+        }
+        Command::RotateClientSecret {
+            client_id,
+            overlap_hours,
+        } => {
+            if settings.identity.provider == IdentityProviderKind::Oidc {
+                bail!("the identity provider is an external OpenID Connect provider: rotate the client's secret there");
+            }
+            let secret = checkout_identity::generate_secret();
+            let hash = checkout_identity::hash_secret(secret.expose())?;
+            let overlap = time::Duration::hours(i64::from(overlap_hours));
+            let Some(until) = store
+                .rotate_client_secret(&client_id, &hash, overlap)
+                .await?
+            else {
+                bail!("no client {client_id}");
+            };
+            writeln!(out, "client_id:     {client_id}")?;
+            writeln!(out, "client_secret: {}", secret.expose())?;
+            writeln!(out, "The secret is shown once; only its hash is stored.")?;
+            let until = until
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default();
+            if overlap_hours == 0 {
+                writeln!(out, "The previous secret no longer works.")?;
+            } else {
+                writeln!(out, "The previous secret keeps working until {until}.")?;
+            }
         }
         Command::Migrate => writeln!(out, "migrations applied")?,
         Command::Reversals(command) => {

@@ -114,6 +114,7 @@ impl Application {
                 .public_base_url
                 .as_deref()
                 .map(|base| base.trim_end_matches('/').to_owned()),
+            sandbox_routes: settings.environment == Environment::Sandbox,
         });
         let workers = settings
             .server

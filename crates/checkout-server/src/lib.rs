@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod application;
 pub mod database;
+pub mod devtools;
 pub mod health;
 pub mod metrics;
 pub mod reversal_review;

@@ -45,6 +45,12 @@ fn credentials_path(data_dir: &Path) -> PathBuf {
     data_dir.join(SECRETS_DIR).join(CREDENTIALS_FILE)
 }
 
+/// The sandbox credentials saved in `data_dir` by a sandbox that generated its secret, if any
+/// (what `checkout listen` and `checkout trigger` use by default).
+pub fn saved_credentials(data_dir: &Path) -> Option<SandboxCredentials> {
+    read_saved(&credentials_path(data_dir))
+}
+
 fn read_saved(path: &Path) -> Option<SandboxCredentials> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()

@@ -26,4 +26,16 @@ pub trait EventLog: Send + Sync {
         after: Option<EventCursor>,
         limit: u32,
     ) -> anyhow::Result<Vec<PaymentEvent>>;
+
+    /// Whether `cursor` is the position of one of `terminal`'s events: the only cursors the
+    /// feed hands out (a page's last event's, or on an empty page the one it was asked with).
+    ///
+    /// MUST answer `false` for a position no event of `terminal` holds (another terminal's
+    /// event's included), so that a well-formed cursor the feed never issued is refused
+    /// instead of silently reading nothing.
+    async fn cursor_issued(
+        &self,
+        terminal: &TerminalNumber,
+        cursor: EventCursor,
+    ) -> anyhow::Result<bool>;
 }

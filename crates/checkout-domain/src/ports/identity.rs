@@ -75,4 +75,14 @@ pub trait IdentityProvider: Send + Sync {
 pub trait ClientStore: Send + Sync {
     /// The client with this id, active or not; `None` when there is none.
     async fn get_client(&self, client_id: &str) -> anyhow::Result<Option<OAuthClient>>;
+
+    /// The hash of the client's secret before its last rotation in place, while that secret
+    /// still works (the rotation's overlap); `None` when there is none.
+    ///
+    /// MUST answer `None` once the overlap has ended, so that the previous secret stops
+    /// issuing tokens then. The default is a store without rotation: always `None`.
+    async fn previous_secret_hash(&self, client_id: &str) -> anyhow::Result<Option<String>> {
+        let _ = client_id;
+        Ok(None)
+    }
 }

@@ -5,7 +5,7 @@ use time::OffsetDateTime;
 
 use crate::session::{PaymentSession, SessionState};
 use crate::terminal::Terminal;
-use crate::values::{MerchantReference, SessionId, TerminalNumber};
+use crate::values::{InternalReference, MerchantReference, SessionId, TerminalNumber};
 
 /// Why a session could not be inserted.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +78,14 @@ pub trait SessionRepository: Send + Sync {
         reference: &MerchantReference,
         limit: u32,
     ) -> anyhow::Result<Vec<PaymentSession>>;
+
+    /// The session whose `internalTransactionReferenceNumber` is `reference`, of any
+    /// terminal (the reference is unique across the service), if any. Its items and charges
+    /// MAY be left empty (the status record shows neither); its card attempts MUST be filled.
+    async fn find_by_internal_reference(
+        &self,
+        reference: &InternalReference,
+    ) -> anyhow::Result<Option<PaymentSession>>;
 
     /// Moves a session from `from` to `to` and sets its `updated_at` to `at`, only if it is in
     /// state `from` right now.

@@ -243,6 +243,17 @@ impl SessionRepository for InMemorySessions {
         Ok(found)
     }
 
+    async fn find_by_internal_reference(
+        &self,
+        reference: &crate::values::InternalReference,
+    ) -> anyhow::Result<Option<PaymentSession>> {
+        let t = lock(&self.tables);
+        Ok(t.sessions
+            .values()
+            .find(|s| &s.internal_reference == reference)
+            .map(|s| t.read(s).without_lines()))
+    }
+
     async fn transition(
         &self,
         id: SessionId,
@@ -493,6 +504,17 @@ impl EventLog for InMemorySessions {
             .take(limit as usize)
             .cloned()
             .collect())
+    }
+
+    async fn cursor_issued(
+        &self,
+        terminal: &TerminalNumber,
+        cursor: EventCursor,
+    ) -> anyhow::Result<bool> {
+        Ok(lock(&self.tables)
+            .events
+            .iter()
+            .any(|e| e.session.terminal() == terminal && e.cursor == cursor))
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::Checkout;
 use crate::auth::Claims;
-use crate::error::CheckoutError;
+use crate::error::{CheckoutError, ValidationErrors};
 use crate::events::{EventCursor, PaymentEvent};
 
 /// The most events one page holds.
@@ -22,7 +22,8 @@ pub struct EventPage {
 impl Checkout {
     /// GET /pay/api/events: the caller's terminal's events after `after`, in feed order, at
     /// most `limit` (1..=[`MAX_EVENTS_PER_PAGE`]; the HTTP edge checks it). A cursor never
-    /// skips an event that commits late.
+    /// skips an event that commits late. A well-formed cursor that the feed never handed out
+    /// to this terminal is a validation error naming `After` (not an empty page).
     pub async fn list_events(
         &self,
         caller: &Claims,
@@ -30,6 +31,18 @@ impl Checkout {
         limit: u32,
     ) -> Result<EventPage, CheckoutError> {
         let limit = limit.clamp(1, MAX_EVENTS_PER_PAGE);
+        if let Some(cursor) = after {
+            if !self
+                .ports
+                .events
+                .cursor_issued(&caller.terminal, cursor)
+                .await?
+            {
+                let mut errors = ValidationErrors::new();
+                errors.add("After", "Not a cursor this service handed out.");
+                return Err(CheckoutError::Validation(errors));
+            }
+        }
         let mut events = self
             .ports
             .events

@@ -18,6 +18,7 @@ mod processor_notices;
 mod reconcile;
 mod reconcile_reversals;
 mod refund_payment;
+mod sandbox_clock;
 mod settle;
 mod void_payment;
 mod webhooks;
@@ -25,7 +26,9 @@ mod webhooks;
 pub use card_guard_sweep::{GuardSweep, GUARD_ANSWERS_KEPT};
 pub use create_session::PaymentLink;
 pub use expire_sessions::ExpiryReport;
-pub use find_by_reference::MAX_SESSIONS_BY_REFERENCE;
+pub use find_by_reference::{
+    parse_internal_reference, INTERNAL_REFERENCE_FIELD, MAX_SESSIONS_BY_REFERENCE,
+};
 pub use hold_actions::ActionDone;
 pub use idempotent_create::{Finality, IdempotencyPolicy, IdempotentAnswer, IdempotentRequest};
 pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};

@@ -28,7 +28,7 @@ use crate::AppState;
     ),
     responses(
         (status = 200, description = "A page of events", body = EventPageResponse),
-        (status = 400, description = "A bad `after` or `limit` (named in `errors`)", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 400, description = "A bad `after` (malformed, or a cursor this feed never handed out to the caller) or `limit` (named in `errors`)", body = ProblemDetails, content_type = "application/problem+json"),
         BearerErrors,
     )
 )]

@@ -217,6 +217,7 @@ pub fn state(kit: &TestKit, unreachable: Arc<AtomicBool>) -> web::Data<AppState>
         swagger_ui: true,
         trusted_proxies: TrustedProxies::parse("").expect("no proxies"),
         configured_base_url: None,
+        sandbox_routes: true,
     })
 }
 

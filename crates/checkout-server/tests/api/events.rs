@@ -158,3 +158,52 @@ async fn another_terminal_sees_none_of_the_events_and_bad_parameters_are_400() {
     }
     assert_eq!(server.get("/pay/api/events", None).await.status, 401);
 }
+
+#[tokio::test]
+async fn a_cursor_the_feed_never_handed_out_is_a_400_not_an_empty_page() {
+    let server = TestServer::sandbox("api-events-unissued").await;
+    let token = server.token().await;
+    let created = server
+        .post(
+            "/pay/api/start-payment",
+            Some(&token),
+            &start_body("EV-CURSOR"),
+        )
+        .await;
+    pay(&server, created.str("checkoutSessionId")).await;
+    let page = events_once(&server, &token, 1).await;
+    let issued = page.str("cursor").to_owned();
+
+    // The issued cursor reads on (an empty page, the cursor echoed).
+    let next = server
+        .get(&format!("/pay/api/events?after={issued}"), Some(&token))
+        .await;
+    assert_eq!(next.status, 200, "{}", next.body);
+    assert_eq!(next.body["events"], Value::Array(Vec::new()));
+    assert_eq!(next.body["cursor"], issued.as_str());
+
+    // Well-formed cursors it never issued: one past the end, one before any event, and this
+    // terminal's cursor read by another terminal.
+    let (transaction, sequence) = issued.split_once('.').unwrap();
+    let past = format!(
+        "{}.{sequence}",
+        transaction.parse::<u64>().unwrap() + 1_000_000
+    );
+    server.add_terminal("T-CURSOR", true).await;
+    let (client_id, secret) = server
+        .add_client("T-CURSOR", vec![checkout_domain::auth::Role::SvcTerminal])
+        .await;
+    let other = server.token_for(&client_id, &secret).await;
+    for (cursor, token) in [
+        (past.as_str(), token.as_str()),
+        ("1.0", token.as_str()),
+        (issued.as_str(), other.as_str()),
+    ] {
+        let reply = server
+            .get(&format!("/pay/api/events?after={cursor}"), Some(token))
+            .await;
+        assert_eq!(reply.status, 400, "{cursor}: {}", reply.body);
+        assert_eq!(reply.content_type(), "application/problem+json");
+        assert!(reply.body["errors"]["After"].is_array(), "{}", reply.body);
+    }
+}

@@ -23,9 +23,11 @@ mod operator;
 mod payment_link;
 mod reversals;
 mod sandbox_cards;
+mod sandbox_tools;
 mod security;
 mod start_payment;
 mod status;
+mod support_lookup;
 mod walkthrough;
 
 use serde_json::{json, Value};

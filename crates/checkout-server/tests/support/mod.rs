@@ -5,6 +5,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod card_data;
+pub mod cli;
 pub mod merchant;
 pub mod payer;
 pub mod server;

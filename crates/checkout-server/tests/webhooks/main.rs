@@ -16,7 +16,9 @@ mod delivery;
 mod endpoints;
 mod fairness;
 mod limits;
+mod listen;
 mod metadata;
+mod operator_log;
 mod outbox;
 
 use std::time::{Duration, Instant};
