@@ -1,4 +1,5 @@
-//! Operator commands: terminals, OAuth clients and webhook endpoints.
+//! Operator commands: terminals, OAuth clients, webhook endpoints, the card-testing guard and
+//! the receipt outbox (`mail`).
 
 use std::io::Write;
 
@@ -124,6 +125,8 @@ pub enum Command {
         /// The terminal.
         terminal: String,
     },
+    /// A receipt-mail command (`crate::mail`).
+    Mail(crate::mail::MailCommand),
 }
 
 impl Command {
@@ -219,6 +222,7 @@ impl Command {
             ["guard", "clear", terminal] => Command::ClearGuard {
                 terminal: (*terminal).to_owned(),
             },
+            ["mail", rest @ ..] => Command::Mail(crate::mail::MailCommand::parse(rest)?),
             _ => return Err(format!("unknown command: {}", words.join(" "))),
         };
         Ok(c)
@@ -351,6 +355,7 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
             run_webhook(settings, store, command, &mut out).await?;
         }
         Command::Migrate => writeln!(out, "migrations applied")?,
+        Command::Mail(command) => crate::mail::run(&store, command, &mut out).await?,
         Command::ShowGuard { terminal } => {
             use checkout_domain::ports::CardGuard;
             let number = terminal_number(&terminal)?;

@@ -4,6 +4,7 @@ pub mod admin;
 pub mod application;
 pub mod database;
 pub mod health;
+pub mod mail;
 pub mod metrics;
 pub mod sandbox;
 pub mod settings;

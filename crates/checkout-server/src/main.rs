@@ -16,6 +16,7 @@
 //! checkout webhook list <terminal number>
 //! checkout webhook delete|rotate-secret|enable <terminal number> <endpoint id>
 //! checkout guard show|clear <terminal number>      the card-testing guard's state; clear it
+//! checkout mail list [--terminal <number>] [--limit <n>]  the receipt mails of the outbox
 //! checkout migrate                                 apply database migrations and exit
 //! ```
 
@@ -39,6 +40,7 @@ const USAGE: &str = "usage: checkout serve
        checkout webhook list <terminal number>
        checkout webhook delete|rotate-secret|enable <terminal number> <endpoint id>
        checkout guard show|clear <terminal number>
+       checkout mail list [--terminal <number>] [--limit <n>]
        checkout migrate
 settings: CHECKOUT_CONFIG=<file.json>, CHECKOUT__SECTION__FIELD=value, DATABASE_URL (see README)";
 

@@ -8,6 +8,7 @@ pub mod card_data;
 pub mod merchant;
 pub mod payer;
 pub mod server;
+pub mod smtp;
 pub mod webdriver;
 
 pub use server::{Mode, TestServer};
