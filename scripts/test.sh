@@ -42,6 +42,10 @@ echo "== webhook receiver (standardwebhooks)" >&2
 WEBHOOK_RECEIVER_PYTHON="$(./scripts/webhook-receiver.sh)"
 export WEBHOOK_RECEIVER_PYTHON
 
+echo "== SMTP receiver (aiosmtpd), the mail server of the receipt tests" >&2
+SMTP_RECEIVER_PYTHON="$(./scripts/smtp-receiver.sh)"
+export SMTP_RECEIVER_PYTHON
+
 echo "== Prometheus text parser (prometheus-client)" >&2
 PROMETHEUS_PARSER_PYTHON="$(./scripts/prometheus-parser.sh)"
 export PROMETHEUS_PARSER_PYTHON

@@ -41,6 +41,18 @@ impl CardBrand {
         }
     }
 
+    /// The brand's own name, as a receipt shows it; `None` for [`CardBrand::Other`] (the
+    /// receipt then says "card" in its language).
+    pub fn display_name(&self) -> Option<&'static str> {
+        match self {
+            CardBrand::Visa => Some("Visa"),
+            CardBrand::Mastercard => Some("Mastercard"),
+            CardBrand::Amex => Some("American Express"),
+            CardBrand::Discover => Some("Discover"),
+            CardBrand::Other => None,
+        }
+    }
+
     /// Parses a name written by [`CardBrand::as_str`]; unknown names are `Other`.
     pub fn parse(s: &str) -> CardBrand {
         match s {

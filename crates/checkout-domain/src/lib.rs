@@ -7,6 +7,7 @@ pub mod error;
 pub mod events;
 pub mod guard;
 pub mod ports;
+pub mod receipts;
 pub mod session;
 pub mod terminal;
 pub mod usecases;

@@ -22,7 +22,11 @@
 //!                AND a.state = ANY(string_to_array(u.expected, ',')) RETURNING u.n),
 //!      moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at
 //!                FROM u WHERE u.n IN (SELECT n FROM saved) AND s.id = u.session_id
-//!                AND s.state = u.from_state AND s.current_attempt_id = u.id RETURNING u.n)
+//!                AND s.state = u.from_state AND s.current_attempt_id = u.id RETURNING u.n),
+//!      mailed AS (INSERT INTO receipt_mails (...) SELECT ... FROM u JOIN payment_sessions s
+//!                ON s.id = u.session_id WHERE u.n IN (SELECT n FROM moved)
+//!                AND u.to_state IN (1, 3) AND s.email IS NOT NULL
+//!                ON CONFLICT (session_id) DO NOTHING)
 //! SELECT u.n, u.n IN (SELECT n FROM saved), u.n IN (SELECT n FROM moved) FROM u
 //! ```
 //!
@@ -30,6 +34,10 @@
 //! statements of their own, `attempt_combining`): `UPDATE … FROM` changes a row once per
 //! statement, so a second write of the same row in one statement would be skipped instead of
 //! deciding against the first one's result, as it does in a statement of its own.
+//!
+//! The receipt mail of a session moved to Successful or ApprovedTransaction is queued by the
+//! same statement (the transactional outbox of `receipts`): it commits with the payment's
+//! success or not at all, once per session.
 //!
 //! Each statement is atomic, and every row it writes is compared and set as a statement of its
 //! own would: an `UPDATE` that waits for a concurrent one re-checks its `WHERE` against the
@@ -42,7 +50,7 @@
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use checkout_domain::session::PaymentAttempt;
+use checkout_domain::session::{PaymentAttempt, SessionState};
 use checkout_domain::SvcCode;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
@@ -147,11 +155,32 @@ static RECORD_WRITES: LazyLock<String> = LazyLock::new(|| {
         AND a.state = ANY(string_to_array(u.expected, ',')) RETURNING u.n), \
         moved AS (UPDATE payment_sessions s SET state = u.to_state, updated_at = u.updated_at \
         FROM u WHERE u.n IN (SELECT n FROM saved) AND s.id = u.session_id \
-        AND s.state = u.from_state AND s.current_attempt_id = u.id RETURNING u.n) \
+        AND s.state = u.from_state AND s.current_attempt_id = u.id RETURNING u.n), \
+        mailed AS (INSERT INTO receipt_mails \
+        (session_id, attempt_id, terminal_number, next_attempt_at, created_at) \
+        SELECT u.session_id, u.id, s.terminal_number, u.updated_at, u.updated_at \
+        FROM u JOIN payment_sessions s ON s.id = u.session_id \
+        WHERE u.n IN (SELECT n FROM moved) AND u.to_state IN ({paid}) \
+        AND s.email IS NOT NULL ON CONFLICT (session_id) DO NOTHING) \
         SELECT u.n, u.n IN (SELECT n FROM saved), u.n IN (SELECT n FROM moved) FROM u \
-        ORDER BY u.n"
+        ORDER BY u.n",
+        paid = list_codes(&RECEIPT_STATES),
     )
 });
+
+/// The states whose move queues the session's receipt mail, when it has the payer's address:
+/// the card was paid with.
+const RECEIPT_STATES: [SessionState; 2] =
+    [SessionState::Successful, SessionState::ApprovedTransaction];
+
+/// State codes as an SQL list (`1, 3`).
+fn list_codes(states: &[SessionState]) -> String {
+    states
+        .iter()
+        .map(|s| s.code().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 impl<'a> NewAttemptRow<'a> {
     /// The row of `a`.

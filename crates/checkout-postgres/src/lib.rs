@@ -16,6 +16,7 @@ mod models;
 mod notices;
 mod pool;
 mod read_combining;
+mod receipts;
 mod reversals;
 mod review;
 mod schema;

@@ -326,6 +326,36 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// E-mail receipts: the transactional outbox of the payments' successes, one per session.
+    receipt_mails (id) {
+        /// The mail's id.
+        id -> Uuid,
+        /// The session paid (unique).
+        session_id -> Uuid,
+        /// The attempt that paid.
+        attempt_id -> Uuid,
+        /// The session's terminal.
+        terminal_number -> Text,
+        /// `MailState::as_str`.
+        state -> Text,
+        /// Sendings made.
+        attempts -> Integer,
+        /// When it is next due.
+        next_attempt_at -> Timestamptz,
+        /// The worker's lease.
+        claim -> Nullable<Uuid>,
+        /// Until when the lease holds.
+        claimed_until -> Nullable<Timestamptz>,
+        /// The last failure.
+        last_error -> Nullable<Text>,
+        /// When it was queued.
+        created_at -> Timestamptz,
+        /// When the mail server accepted it.
+        sent_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(oauth_clients -> terminals (terminal_number));
 diesel::joinable!(payment_disputes -> payment_sessions (session_id));
 diesel::joinable!(payment_sessions -> terminals (terminal_number));
@@ -351,4 +381,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     card_guard_answers,
     card_guard_proofs,
     card_guard_alerts,
+    receipt_mails,
 );

@@ -1,4 +1,5 @@
-//! Operator commands: terminals, OAuth clients and webhook endpoints.
+//! Operator commands: terminals, OAuth clients, webhook endpoints, the card-testing guard and
+//! the receipt outbox (`mail`).
 
 use std::io::Write;
 
@@ -164,6 +165,8 @@ pub enum Command {
         /// The internal reference, as quoted.
         reference: String,
     },
+    /// A receipt-mail command (`crate::mail`).
+    Mail(crate::mail::MailCommand),
 }
 
 /// How long a rotated client secret keeps working by default, hours.
@@ -319,6 +322,7 @@ impl Command {
             ["payment", "find", reference] => Command::FindPayment {
                 reference: (*reference).trim().to_owned(),
             },
+            ["mail", rest @ ..] => Command::Mail(crate::mail::MailCommand::parse(rest)?),
             _ => return Err(format!("unknown command: {}", words.join(" "))),
         };
         Ok(c)
@@ -625,6 +629,7 @@ pub async fn run(settings: &Settings, command: Command) -> anyhow::Result<()> {
         Command::Reversals(command) => {
             crate::reversal_review::run(&store, command, &mut out).await?;
         }
+        Command::Mail(command) => crate::mail::run(&store, command, &mut out).await?,
         Command::ShowGuard { terminal } => {
             use checkout_domain::ports::CardGuard;
             let number = terminal_number(&terminal)?;

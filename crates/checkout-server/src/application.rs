@@ -69,6 +69,9 @@ impl Application {
             )),
         ];
         sweepers.push(tokio::spawn(watch_webhook_backlog(wired.webhooks.clone())));
+        if let Some(worker) = crate::mail::receipt_worker(&settings, store.clone())? {
+            sweepers.push(tokio::spawn(worker));
+        }
         sweepers.push(tokio::spawn(deliver_webhooks(
             wired.webhooks.clone(),
             settings.webhooks.workers as usize,

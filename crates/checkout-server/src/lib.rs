@@ -5,6 +5,7 @@ pub mod application;
 pub mod database;
 pub mod devtools;
 pub mod health;
+pub mod mail;
 pub mod metrics;
 pub mod reversal_review;
 pub mod sandbox;

@@ -23,6 +23,7 @@
 //! checkout reversals review [--terminal <number>]  refunds reconciliation left for review
 //! checkout reversals recheck <refund id> --processor-id <id>   reads it at the processor again
 //! checkout payment find <internalTransactionReferenceNumber>  the session support is quoted
+//! checkout mail list [--terminal <number>] [--limit <n>]  the receipt mails of the outbox
 //! checkout migrate                                 apply database migrations and exit
 //! checkout listen --forward-to <url> [...]         forward the events feed, signed, to a URL
 //! checkout trigger <event type> [...]              drive a sandbox session to that event
@@ -56,6 +57,7 @@ const USAGE: &str = "usage: checkout serve
        checkout reversals review [--terminal <number>]
        checkout reversals recheck <refund id> --processor-id <id>
        checkout payment find <internalTransactionReferenceNumber>
+       checkout mail list [--terminal <number>] [--limit <n>]
        checkout migrate
        checkout listen --forward-to <url> [--base-url <url>] [--client-id <id>] [--client-secret <secret>] [--from-start] [--cursor-file <file>] [--poll-ms <ms>]
        checkout trigger <event type> [--base-url <url>] [--client-id <id>] [--client-secret <secret>]

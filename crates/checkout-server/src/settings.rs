@@ -380,19 +380,86 @@ pub struct WebhookSettings {
 impl WebhookSettings {
     /// The retry schedule.
     pub fn schedule(&self) -> anyhow::Result<checkout_domain::webhooks::RetrySchedule> {
-        let waits = self
-            .schedule_seconds
-            .split(',')
-            .map(str::trim)
-            .filter(|w| !w.is_empty())
-            .map(|w| {
-                w.parse::<u64>()
-                    .map(std::time::Duration::from_secs)
-                    .with_context(|| format!("CHECKOUT__WEBHOOKS__SCHEDULE_SECONDS: {w:?}"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        checkout_domain::webhooks::RetrySchedule::new(waits, self.time_scale)
-            .context("CHECKOUT__WEBHOOKS__SCHEDULE_SECONDS or TIME_SCALE")
+        retry_schedule(
+            &self.schedule_seconds,
+            self.time_scale,
+            "CHECKOUT__WEBHOOKS__SCHEDULE_SECONDS",
+        )
+    }
+}
+
+/// A retry schedule from `seconds` (comma-separated waits) scaled by `time_scale`; errors
+/// name the setting `name`.
+pub fn retry_schedule(
+    seconds: &str,
+    time_scale: f64,
+    name: &str,
+) -> anyhow::Result<checkout_domain::webhooks::RetrySchedule> {
+    let waits = seconds
+        .split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            w.parse::<u64>()
+                .map(std::time::Duration::from_secs)
+                .with_context(|| format!("{name}: {w:?}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    checkout_domain::webhooks::RetrySchedule::new(waits, time_scale)
+        .with_context(|| format!("{name} or its TIME_SCALE"))
+}
+
+/// E-mail receipts (`CHECKOUT__MAIL__*`): the SMTP server they are sent through. With no
+/// `smtp_host` (the default) nothing is sent: receipts stay in the outbox, which
+/// `checkout mail list` shows.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct MailSettings {
+    /// The SMTP server's host name; `None`: send nothing.
+    pub smtp_host: Option<String>,
+    /// Its port; by default that of the TLS mode (587, 465, 25).
+    pub smtp_port: Option<u16>,
+    /// `starttls` (the default), `tls` (implicit TLS), or `none` (plain SMTP: in production
+    /// only to a relay on loopback).
+    pub smtp_tls: String,
+    /// The user to log in as, if the server asks for a login.
+    pub smtp_user: Option<String>,
+    /// Its password (masked in `Debug`, never logged); or use `smtp_password_file`.
+    pub smtp_password: Option<SecretString>,
+    /// A file holding the password (a trailing newline is dropped).
+    pub smtp_password_file: Option<PathBuf>,
+    /// The sender (`From`), such as `Receipts <receipts@pay.example>`; required in
+    /// production when a host is set.
+    pub from: Option<String>,
+    /// How long one sending may take, milliseconds.
+    pub timeout_ms: u64,
+    /// How often the worker looks for due receipts, milliseconds.
+    pub poll_ms: u64,
+    /// The most receipts one look takes (sent one after the other).
+    pub batch: u32,
+    /// The waits after each failed sending, seconds, comma-separated, each more than 1.5
+    /// times the one before; the default spans about 20 hours.
+    pub schedule_seconds: String,
+    /// Every wait is multiplied by this (1 in production; tests run in seconds).
+    pub time_scale: f64,
+}
+
+impl Default for MailSettings {
+    fn default() -> Self {
+        MailSettings {
+            smtp_host: None,
+            smtp_port: None,
+            smtp_tls: "starttls".into(),
+            smtp_user: None,
+            smtp_password: None,
+            smtp_password_file: None,
+            from: None,
+            timeout_ms: 15_000,
+            poll_ms: 2_000,
+            batch: 10,
+            schedule_seconds: "60,300,1800,7200,21600,43200".into(),
+            time_scale: 1.0,
+        }
     }
 }
 
@@ -435,6 +502,8 @@ pub struct Settings {
     pub metrics: MetricsSettings,
     /// The card-testing guard.
     pub guard: GuardSettings,
+    /// E-mail receipts.
+    pub mail: MailSettings,
 }
 
 /// The card-testing guard (`CHECKOUT__GUARD__*`): thresholds and windows; their defaults are
@@ -695,6 +764,7 @@ impl Default for Settings {
             webhooks: WebhookSettings::default(),
             metrics: MetricsSettings::default(),
             guard: GuardSettings::default(),
+            mail: MailSettings::default(),
         }
     }
 }
@@ -758,6 +828,7 @@ impl Settings {
 
     fn validate(&self) -> anyhow::Result<()> {
         self.guard.validate()?;
+        self.mail.smtp(self.environment)?;
         if self.environment == Environment::Production {
             if self.database.url.is_none() {
                 bail!("production needs DATABASE_URL (or CHECKOUT__DATABASE__URL)");

@@ -53,7 +53,10 @@ pub trait AttemptLedger: Send + Sync {
     /// right now (else [`Recorded::Stale`], nothing saved). MUST then move the session from
     /// `from` to `to` only if it is in `from` AND its current attempt is this attempt: an
     /// answer about any other attempt is kept on its own attempt and never moves the session
-    /// ([`Recorded::AttemptOnly`]).
+    /// ([`Recorded::AttemptOnly`]). A store that also keeps receipt mails
+    /// ([`ReceiptOutbox`](super::ReceiptOutbox)) MUST queue the session's receipt in the same
+    /// transaction when the move is to Successful or ApprovedTransaction and the session has
+    /// the payer's address.
     async fn record_attempt(&self, change: &AttemptChange<'_>) -> anyhow::Result<Recorded>;
 
     /// The attempt with this id, if any.

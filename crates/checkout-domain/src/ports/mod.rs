@@ -8,6 +8,7 @@ mod idempotency;
 mod identity;
 mod notices;
 mod processor;
+mod receipts;
 mod reversals;
 mod sessions;
 mod sweeps;
@@ -30,6 +31,7 @@ pub use processor::{
     AuthorizationRequest, CaptureRequest, CardProcessor, DisputeReport, ProcessorError,
     ProcessorOutcome, RefundOutcome, RefundRequest,
 };
+pub use receipts::{ReceiptMailer, ReceiptOutbox};
 pub use reversals::{ActionBegun, Reservation, ReversalLedger, SessionMove};
 pub use sessions::{InsertError, SessionRepository};
 pub use sweeps::Sweeps;

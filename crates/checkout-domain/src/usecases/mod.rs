@@ -15,6 +15,7 @@ mod list_events;
 mod open_page;
 mod process_payment;
 mod processor_notices;
+mod receipts;
 mod reconcile;
 mod reconcile_reversals;
 mod refund_payment;
@@ -35,6 +36,7 @@ pub use list_events::{EventPage, MAX_EVENTS_PER_PAGE};
 pub use open_page::HostedPage;
 pub use process_payment::{CardPost, GuardedPost, PaymentOutcome, PaymentResult};
 pub use processor_notices::{NoticeOutcome, NOTICE_MEMORY};
+pub use receipts::{ReceiptPolicy, Receipts};
 pub use reconcile::{ReconcilePolicy, ReconcileReport};
 pub use refund_payment::RefundDone;
 pub use webhooks::{

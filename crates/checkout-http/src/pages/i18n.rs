@@ -276,6 +276,20 @@ pub struct Texts {
     pub a11y_contact: &'static str,
     /// When the statement was written.
     pub a11y_date: &'static str,
+    /// Heading of the receipt on an approved payment's page.
+    pub receipt_heading: &'static str,
+    /// Label of the payment's date and time.
+    pub receipt_paid_at: &'static str,
+    /// Label of the card paid with (and its name when its brand is not known).
+    pub receipt_card: &'static str,
+    /// Between the brand and the last four digits.
+    pub receipt_card_ending: &'static str,
+    /// Label of `internalTransactionReferenceNumber`.
+    pub receipt_transaction: &'static str,
+    /// Label of `checkoutSessionId`.
+    pub receipt_payment_id: &'static str,
+    /// What the numbers are for.
+    pub receipt_keep: &'static str,
 }
 
 /// Spanish.
@@ -371,6 +385,13 @@ pub const ES: Texts = Texts {
     a11y_contact_heading: "Comentarios y contacto",
     a11y_contact: "Si encuentra una barrera, avise al comercio que le envió esta página e indique cuál era y qué ocurrió; el comercio es nuestro cliente y puede contactarnos.",
     a11y_date: "Declaración preparada el 28 de noviembre de 2026.",
+    receipt_heading: "Recibo",
+    receipt_paid_at: "Fecha y hora",
+    receipt_card: "Tarjeta",
+    receipt_card_ending: "terminada en",
+    receipt_transaction: "Número de transacción",
+    receipt_payment_id: "Identificador del pago",
+    receipt_keep: "Guarde este recibo. Si contacta al comercio, indique el número de transacción y el identificador del pago.",
 };
 
 /// English.
@@ -466,6 +487,13 @@ pub const EN: Texts = Texts {
     a11y_contact_heading: "Feedback and contact",
     a11y_contact: "If you meet a barrier, tell the merchant who sent you this page which page it was and what happened; the merchant is our customer and can reach us.",
     a11y_date: "Statement prepared on 28 November 2026.",
+    receipt_heading: "Receipt",
+    receipt_paid_at: "Date and time",
+    receipt_card: "Card",
+    receipt_card_ending: "ending in",
+    receipt_transaction: "Transaction number",
+    receipt_payment_id: "Payment ID",
+    receipt_keep: "Keep this receipt. If you contact the merchant, quote the transaction number and the payment ID.",
 };
 
 impl Texts {

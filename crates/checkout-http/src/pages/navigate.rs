@@ -14,7 +14,7 @@ use checkout_domain::session::{PaymentSession, SessionState};
 use checkout_domain::usecases::PaymentResult;
 
 use super::i18n::Lang;
-use super::render::{self, Frame, PurchaseView, ResultView};
+use super::render::{self, Frame, PurchaseView, ReceiptView, ResultView};
 use super::Pages;
 
 /// A 303 to `location` with the page headers.
@@ -79,9 +79,11 @@ pub fn show_state(
     let challenge_link = (session.state() == SessionState::ChallengeRequired)
         .then(|| own_challenge(pages, session, lang))
         .flatten();
+    let purchase = PurchaseView::of(session, merchant, lang);
+    let receipt = ReceiptView::of(session, &purchase.total, lang);
     let view = ResultView {
         frame: Frame::new(lang, ""),
-        purchase: PurchaseView::of(session, merchant, lang),
+        purchase,
         state: session.state().name(),
         heading,
         message,
@@ -93,6 +95,7 @@ pub fn show_state(
             SessionState::Processing | SessionState::Pending
         ),
         self_href: format!("?lg={}", lang.code()),
+        receipt,
     };
     render::html(
         &pages.tera,

@@ -292,6 +292,68 @@ pub struct ResultView {
     pub refresh: bool,
     /// This page in its language (the "check again" link).
     pub self_href: String,
+    /// The receipt of an approved payment.
+    pub receipt: Option<ReceiptView>,
+}
+
+/// The receipt on an approved payment's page: what a payer keeps and quotes. The card is its
+/// brand and last four digits, never more.
+#[derive(Debug, Serialize)]
+pub struct ReceiptView {
+    /// When the card was paid with, RFC 3339 (`<time datetime>`).
+    pub paid_at_iso: String,
+    /// The same in words, in UTC, in the page's language.
+    pub paid_at: String,
+    /// The amount with its currency's symbol and, when the symbol does not name it, its
+    /// ISO code (`$42.50 USD`).
+    pub amount: String,
+    /// The card's brand (or "card" in the page's language).
+    pub card_brand: &'static str,
+    /// The card's last four digits.
+    pub card_last4: String,
+    /// `internalTransactionReferenceNumber`.
+    pub internal_reference: String,
+    /// `checkoutSessionId`.
+    pub session_id: String,
+}
+
+impl ReceiptView {
+    /// The receipt of `session` in `lang` when it was paid (Successful or
+    /// ApprovedTransaction) with a card whose attempt it holds; `None` otherwise.
+    pub fn of(session: &PaymentSession, total: &str, lang: Lang) -> Option<Self> {
+        use checkout_domain::session::{AttemptState, SessionState};
+        if !matches!(
+            session.state(),
+            SessionState::Successful | SessionState::ApprovedTransaction
+        ) {
+            return None;
+        }
+        let paid = session
+            .attempts()
+            .iter()
+            .rev()
+            .find(|a| matches!(a.state, AttemptState::Succeeded | AttemptState::Authorized))?;
+        let code = session.amount().currency().code();
+        Some(ReceiptView {
+            paid_at_iso: paid
+                .at
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+            paid_at: money::utc_date_time(paid.at, lang),
+            amount: if total.contains(code) {
+                total.to_owned()
+            } else {
+                format!("{total} {code}")
+            },
+            card_brand: paid
+                .brand
+                .display_name()
+                .unwrap_or(lang.texts().receipt_card),
+            card_last4: paid.last4.clone(),
+            internal_reference: session.internal_reference().to_string(),
+            session_id: session.id().to_string(),
+        })
+    }
 }
 
 /// The accessibility statement.

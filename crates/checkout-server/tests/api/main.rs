@@ -21,6 +21,7 @@ mod oidc;
 mod openapi;
 mod operator;
 mod payment_link;
+mod receipts;
 mod reversals;
 mod sandbox_cards;
 mod sandbox_tools;

@@ -10,6 +10,7 @@ mod support;
 mod flows;
 mod pages;
 mod payer;
+mod receipt;
 
 use flows::Flow;
 use support::webdriver::Browser;

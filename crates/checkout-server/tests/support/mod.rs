@@ -9,6 +9,7 @@ pub mod cli;
 pub mod merchant;
 pub mod payer;
 pub mod server;
+pub mod smtp;
 pub mod webdriver;
 
 pub use server::{Mode, TestServer};

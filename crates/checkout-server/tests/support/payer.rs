@@ -30,11 +30,18 @@ impl CardForm {
 
     /// Like [`CardForm::open`], `None` when the page does not open (a server being killed).
     pub async fn try_open(http: &reqwest::Client, base: &str, id: &str) -> Option<CardForm> {
-        let response = http
-            .get(format!("{base}/pay/checkout-payment/{id}"))
-            .send()
-            .await
-            .ok()?;
+        Self::try_open_at(http, base, &format!("/pay/checkout-payment/{id}"), id).await
+    }
+
+    /// The card form of session `id` on its page at `path` (`/pay/link/{id}` for a payment
+    /// link), `None` when the page does not open.
+    pub async fn try_open_at(
+        http: &reqwest::Client,
+        base: &str,
+        path: &str,
+        id: &str,
+    ) -> Option<CardForm> {
+        let response = http.get(format!("{base}{path}")).send().await.ok()?;
         if response.status() != 200 {
             return None;
         }

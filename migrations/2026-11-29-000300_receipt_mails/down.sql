@@ -1,0 +1,1 @@
+DROP TABLE receipt_mails;
