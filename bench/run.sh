@@ -255,6 +255,8 @@ export CHECKOUT__SANDBOX__CLIENT_SECRET="$SECRET" RUST_LOG=warn
 # The token run measures Argon2id throughput, not the abuse limits: lift them here.
 export CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_CLIENT_PER_MINUTE=0
 export CHECKOUT__SECURITY__TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE=0
+# No balancer to wait for between rounds: no grace period after SIGTERM.
+export CHECKOUT__SERVER__SHUTDOWN_GRACE_MS=0
 # Starts the server with the sandbox processor made $1 ms slow; sets SERVER_PID, BASE and
 # TOKEN. Its data folder (and so its signing key) is the same for every start.
 start_server() {

@@ -12,7 +12,8 @@ start_sandbox() {
     server_pid=""
     trap stop_sandbox EXIT
     chmod 755 "$work"
-    env CHECKOUT__SERVER__PORT=0 CHECKOUT__DATA_DIR="$work/data" \
+    # No balancer to wait for: no grace period after SIGTERM (unless a caller sets one).
+    env CHECKOUT__SERVER__PORT=0 CHECKOUT__DATA_DIR="$work/data" CHECKOUT__SERVER__SHUTDOWN_GRACE_MS=0 \
         CHECKOUT__SANDBOX__CLIENT_SECRET="$secret" RUST_LOG=warn "$@" \
         "$CARGO_TARGET_DIR/debug/checkout" serve >"$work/out.log" 2>"$work/err.log" &
     server_pid=$!

@@ -48,9 +48,23 @@ impl PgStore {
         }
     }
 
-    /// `Ok` when a connection to a writable primary can be had within `within` and every
-    /// migration embedded in this binary is applied. One small query; changes nothing.
-    pub async fn check_ready(&self, within: Duration) -> anyhow::Result<()> {
+    /// `Ok` when a connection to a writable primary can be had from the pool within `within`
+    /// (the path requests take), no pooled connection was closed as stalled within
+    /// `stall_window` (so that a stalled instance stays out of the balancer until it has
+    /// served again for that long), and
+    /// every migration embedded in this binary is applied. One small query; changes nothing.
+    pub async fn check_ready(
+        &self,
+        within: Duration,
+        stall_window: Duration,
+    ) -> anyhow::Result<()> {
+        if self.watchdog().stalled_within(stall_window) {
+            return Err(NoConnection(format!(
+                "a database connection stalled within the last {} ms",
+                stall_window.as_millis()
+            ))
+            .into());
+        }
         let check = async {
             let mut conn = self.conn().await?;
             let applied: HashSet<String> =

@@ -28,6 +28,7 @@ mod terminal_cache;
 mod terminals;
 mod tls;
 mod unnest;
+mod watchdog;
 mod webhooks;
 mod write_combining;
 

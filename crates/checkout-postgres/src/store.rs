@@ -13,6 +13,7 @@ use crate::combining::{runners_for, Combiner};
 use crate::pool::{self, PoolSettings, PooledConnection};
 use crate::read_combining::{SessionReads, TerminalReads, WholeSessionReads};
 use crate::terminal_cache::TerminalsSeen;
+use crate::watchdog::Watchdog;
 use crate::write_combining::SessionWrites;
 
 /// PostgreSQL storage of sessions, attempts, terminals and OAuth clients, over a pool of
@@ -28,6 +29,8 @@ pub struct PgStore {
 struct Inner {
     pool: Pool<AsyncPgConnection>,
     checkout_timeout: Duration,
+    /// What each pooled connection waits for; closes those that stall.
+    watchdog: Arc<Watchdog>,
     writes: Combiner<SessionWrites>,
     reads: Combiner<SessionReads>,
     whole_reads: Combiner<WholeSessionReads>,
@@ -61,10 +64,12 @@ impl PgStore {
         database_url: &str,
         settings: PoolSettings,
     ) -> anyhow::Result<PgStore> {
+        let watchdog = Arc::new(Watchdog::default());
         let store = PgStore {
             inner: Arc::new(Inner {
-                pool: pool::build(database_url, settings)?,
+                pool: pool::build(database_url, settings, watchdog.clone())?,
                 checkout_timeout: settings.checkout_timeout,
+                watchdog,
                 writes: Combiner::new(runners_for(settings.max_size)),
                 reads: Combiner::new(runners_for(settings.max_size)),
                 whole_reads: Combiner::new(runners_for(settings.max_size)),
@@ -75,8 +80,23 @@ impl PgStore {
             }),
         };
         drop(store.conn().await?);
+        tokio::spawn(watch_for_stalls(
+            Arc::downgrade(&store.inner),
+            settings.answer_timeout,
+        ));
         tracing::debug!(max_size = settings.max_size, "database pool ready");
         Ok(store)
+    }
+
+    /// The stall watchdog of the pool's connections.
+    pub(crate) fn watchdog(&self) -> &Watchdog {
+        &self.inner.watchdog
+    }
+
+    /// Pooled connections closed because a statement had no answer within the bound, since
+    /// the start (a counter for the metrics).
+    pub fn stalled_connections_closed(&self) -> u64 {
+        self.inner.watchdog.closed()
     }
 
     /// The active terminals this store read.
@@ -122,6 +142,22 @@ impl PgStore {
     /// A connection from the pool, or an error after the checkout timeout.
     pub(crate) async fn conn(&self) -> anyhow::Result<PooledConnection> {
         pool::checkout(&self.inner.pool, self.inner.checkout_timeout).await
+    }
+}
+
+/// Every quarter of a second, while the store lives: closes the connections with a statement
+/// unanswered for longer than `bound`, and when it closed any, drops the idle ones too (they
+/// ran over the same path, and would each cost a request the bound again); new connections
+/// replace them on demand.
+async fn watch_for_stalls(store: std::sync::Weak<Inner>, bound: Duration) {
+    let mut ticker = tokio::time::interval(Duration::from_millis(250));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let Some(inner) = store.upgrade() else { return };
+        if inner.watchdog.sweep(bound) > 0 {
+            inner.pool.retain(|_, _| false);
+        }
     }
 }
 

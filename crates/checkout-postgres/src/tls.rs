@@ -151,6 +151,66 @@ pub async fn establish(url: &str) -> ConnectionResult<AsyncPgConnection> {
     AsyncPgConnection::try_from_client_and_connection(client, connection).await
 }
 
+/// Opens one pooled connection to `url` (verified TLS when the URL names a CA), with the
+/// bounds of `settings` applied whatever the URL says, watched by `watchdog`: this process
+/// drives the connection, so that the watchdog can close it when it stalls.
+pub(crate) async fn establish_pooled(
+    url: &str,
+    settings: &crate::PoolSettings,
+    watchdog: &crate::watchdog::Watchdog,
+) -> ConnectionResult<AsyncPgConnection> {
+    use diesel_async::AsyncConnection as _;
+    let bad = |e: anyhow::Error| ConnectionError::BadConnection(format!("{e:#}"));
+    let target = verified(url).map_err(bad)?;
+    let text = target.as_ref().map_or(url, |t| t.url.as_str());
+    let mut config: tokio_postgres::Config = text
+        .parse()
+        .map_err(|e| bad(anyhow!("the database URL: {e}")))?;
+    settings.apply(&mut config);
+    let failed = |e: tokio_postgres::Error| ConnectionError::BadConnection(with_causes(&e));
+    let (watch, close) = watchdog.watch();
+    let client = match target {
+        Some(target) => {
+            let tls = MakeRustls(client_config(&target.ca_file).map_err(bad)?);
+            let (client, connection) = config.connect(tls).await.map_err(failed)?;
+            drive(connection, close);
+            client
+        }
+        None => {
+            let (client, connection) = config
+                .connect(tokio_postgres::NoTls)
+                .await
+                .map_err(failed)?;
+            drive(connection, close);
+            client
+        }
+    };
+    let mut conn = AsyncPgConnection::try_from(client).await?;
+    conn.set_instrumentation(watch);
+    Ok(conn)
+}
+
+/// Drives `connection` until it ends or `close` fires (the watchdog closes it: its pending
+/// statements fail at once and its client reports closed, which the pool drops).
+fn drive<S, T>(
+    connection: tokio_postgres::Connection<S, T>,
+    close: tokio::sync::oneshot::Receiver<()>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
+        tokio::select! {
+            ended = connection => {
+                if let Err(e) = ended {
+                    tracing::debug!(error = %with_causes(&e), "database connection ended");
+                }
+            }
+            _ = close => {}
+        }
+    });
+}
+
 /// `e` and its causes, `: `-separated: tokio-postgres says "error performing TLS handshake"
 /// and leaves why (an unknown issuer, a name mismatch) to the source.
 fn with_causes(e: &dyn std::error::Error) -> String {

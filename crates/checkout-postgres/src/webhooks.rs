@@ -475,6 +475,20 @@ impl WebhookStore for PgStore {
         Ok(due)
     }
 
+    async fn release_claim(&self, delivery: &DueDelivery) -> anyhow::Result<bool> {
+        let mut conn = self.conn().await?;
+        diesel::sql_query(
+            "UPDATE webhook_deliveries SET claim = NULL, claimed_until = NULL \
+             WHERE id = $1 AND claim = $2 AND state = 'pending'",
+        )
+        .bind::<SqlUuid, _>(delivery.id)
+        .bind::<SqlUuid, _>(delivery.claim)
+        .execute(&mut conn)
+        .await
+        .map(|changed| changed == 1)
+        .with_context(|| format!("releasing the claim on webhook delivery {}", delivery.id))
+    }
+
     async fn record_attempt(
         &self,
         delivery: &DueDelivery,

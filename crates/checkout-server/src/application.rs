@@ -11,7 +11,7 @@ use checkout_http::rate_limit::AuthLimits;
 use checkout_http::AppState;
 use checkout_pg_cluster::LocalCluster;
 
-use crate::health::DatabaseReadiness;
+use crate::health::{DatabaseReadiness, Draining};
 use crate::metrics::MetricsServer;
 use crate::sandbox::SandboxCredentials;
 use crate::settings::{Environment, ProcessorKind, Settings};
@@ -25,6 +25,11 @@ pub struct Application {
     server: actix_web::dev::Server,
     credentials: Option<SandboxCredentials>,
     sweepers: Vec<tokio::task::JoinHandle<()>>,
+    /// The webhook delivery workers; they stop when `stop` turns true.
+    webhook_worker: tokio::task::JoinHandle<()>,
+    stop: tokio::sync::watch::Sender<bool>,
+    draining: Draining,
+    signals: StopSignals,
     metrics: Option<MetricsServer>,
     _cluster: Option<LocalCluster>,
 }
@@ -41,7 +46,10 @@ impl Application {
         }
         checkout_postgres::run_migrations(&database_url).await?;
         let store =
-            checkout_postgres::PgStore::connect(&database_url, settings.database.pool_size).await?;
+            checkout_postgres::PgStore::connect_with(&database_url, settings.database.pool())
+                .await?;
+        // Before anything is served: a stop signal from now on is a graceful stop.
+        let signals = StopSignals::install()?;
         let metrics = match &settings.metrics.address {
             Some(address) => Some(MetricsServer::start(address, store.clone())?),
             None => None,
@@ -72,11 +80,14 @@ impl Application {
         if let Some(worker) = crate::mail::receipt_worker(&settings, store.clone())? {
             sweepers.push(tokio::spawn(worker));
         }
-        sweepers.push(tokio::spawn(deliver_webhooks(
+        let (stop, stopping) = tokio::sync::watch::channel(false);
+        let webhook_worker = tokio::spawn(deliver_webhooks(
             wired.webhooks.clone(),
             settings.webhooks.workers as usize,
             Duration::from_millis(settings.webhooks.poll_ms),
-        )));
+            stopping,
+        ));
+        let draining = Draining::default();
         let pages = Pages::new(PagesConfig {
             csrf_secret: wired.csrf_secret,
             public_base_url: base_url.clone(),
@@ -109,7 +120,7 @@ impl Application {
                     .token_failures_per_client_address_per_minute,
             ),
             max_body_bytes: settings.security.max_body_bytes,
-            readiness: std::sync::Arc::new(DatabaseReadiness::new(store.clone())),
+            readiness: std::sync::Arc::new(DatabaseReadiness::new(store.clone(), draining.clone())),
             swagger_ui: settings.swagger_ui(),
             trusted_proxies: TrustedProxies::parse(&settings.security.trusted_proxies)?,
             configured_base_url: settings
@@ -123,11 +134,31 @@ impl Application {
             .server
             .workers
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-        let server = HttpServer::new(move || checkout_http::build_app(state.clone()))
-            .workers(workers)
-            .shutdown_timeout(30)
-            .listen(listener)?
-            .run();
+        let closing = draining.clone();
+        let server = HttpServer::new(move || {
+            let closing = closing.clone();
+            checkout_http::build_app(state.clone()).wrap_fn(move |request, service| {
+                let answer = actix_web::dev::Service::call(service, request);
+                let closing = closing.clone();
+                async move {
+                    let mut answer = answer.await?;
+                    if closing.is_draining() {
+                        // A keep-alive client opens its next request elsewhere.
+                        answer
+                            .response_mut()
+                            .head_mut()
+                            .set_connection_type(actix_web::http::ConnectionType::Close);
+                    }
+                    Ok(answer)
+                }
+            })
+        })
+        .workers(workers)
+        // The stop signals are this process's (`run_until_stopped`): readiness first.
+        .disable_signals()
+        .shutdown_timeout(settings.server.shutdown_timeout_seconds)
+        .listen(listener)?
+        .run();
         tracing::info!(
             port,
             environment = settings.environment.as_str(),
@@ -140,6 +171,10 @@ impl Application {
             server,
             credentials,
             sweepers,
+            webhook_worker,
+            stop,
+            draining,
+            signals,
             metrics,
             _cluster: cluster,
         })
@@ -196,9 +231,45 @@ impl Application {
         let _ = out.flush();
     }
 
-    /// Serves until SIGINT or SIGTERM; in-flight requests finish first (30 s at most).
+    /// Serves until SIGTERM or SIGINT (Ctrl-C), then stops gracefully
+    /// (`docs/decisions/0018-shutdown-and-database-timeouts.md`): readiness answers 503 at
+    /// once and the webhook workers stop claiming; the listener keeps accepting and serving
+    /// for the grace period (answers ask keep-alive clients to close their connections);
+    /// then it closes and requests in flight finish (`shutdown_timeout_seconds` at most); then
+    /// the webhook attempts still running are stopped and their claims given back, the sweeps
+    /// stop, and the process exits.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let result = self.server.await;
+        let handle = self.server.handle();
+        let mut server = tokio::spawn(self.server);
+        let mut signals = self.signals;
+        let ended = tokio::select! {
+            ended = &mut server => Some(ended),
+            signal = signals.next() => {
+                let grace = Duration::from_millis(self.settings.server.shutdown_grace_ms);
+                self.draining.start();
+                let _ = self.stop.send(true);
+                tracing::info!(
+                    signal,
+                    grace_ms = self.settings.server.shutdown_grace_ms,
+                    "stop signal: readiness answers 503; serving on through the grace period"
+                );
+                tokio::time::sleep(grace).await;
+                tracing::info!("grace period over: the listener closes; requests in flight finish");
+                None
+            }
+        };
+        let ended = match ended {
+            Some(ended) => ended,
+            None => {
+                handle.stop(true).await;
+                server.await
+            }
+        };
+        let _ = self.stop.send(true);
+        drop(self.stop);
+        if let Err(e) = self.webhook_worker.await {
+            tracing::warn!(error = %e, "the webhook workers ended badly");
+        }
         for sweeper in &self.sweepers {
             sweeper.abort();
         }
@@ -206,7 +277,48 @@ impl Application {
             metrics.stop().await;
         }
         tracing::info!("service stopped");
-        Ok(result?)
+        Ok(ended??)
+    }
+}
+
+/// SIGTERM and SIGINT, installed before the service listens.
+struct StopSignals {
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn install() -> anyhow::Result<StopSignals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(StopSignals {
+                terminate: signal(SignalKind::terminate())?,
+                interrupt: signal(SignalKind::interrupt())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(StopSignals {})
+        }
+    }
+
+    /// The next stop signal's name.
+    async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.terminate.recv() => "SIGTERM",
+                _ = self.interrupt.recv() => "SIGINT",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "SIGINT"
+        }
     }
 }
 
@@ -317,14 +429,27 @@ async fn reconcile_once(checkout: &checkout_domain::Checkout) {
 /// many due deliveries as there are free slots (fairly across endpoints and terminals, which
 /// the claim decides), looks again at once while a claim fills the free slots, and otherwise
 /// when an attempt ends or after `idle`.
+///
+/// When `stop` turns true it claims no more, and lets the attempts under way go on until the
+/// sender is dropped (the HTTP side has drained); then it stops those still running and gives
+/// their claims back, so that another instance delivers them at once instead of after the
+/// lease.
 async fn deliver_webhooks(
     webhooks: checkout_domain::usecases::Webhooks,
     slots: usize,
     idle: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let free = std::sync::Arc::new(tokio::sync::Semaphore::new(slots.max(1)));
-    let ended = std::sync::Arc::new(tokio::sync::Notify::new());
-    loop {
+    use checkout_domain::webhooks::DueDelivery;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, PoisonError};
+
+    let free = Arc::new(tokio::sync::Semaphore::new(slots.max(1)));
+    let ended = Arc::new(tokio::sync::Notify::new());
+    let running: Arc<Mutex<HashMap<uuid::Uuid, DueDelivery>>> = Arc::default();
+    let mut attempts = tokio::task::JoinSet::new();
+    while !*stop.borrow_and_update() {
+        while attempts.try_join_next().is_some() {}
         let available = free.available_permits();
         let mut filled = false;
         if available > 0 {
@@ -339,8 +464,13 @@ async fn deliver_webhooks(
                             // Cannot happen (only this loop takes permits); the lease lapses.
                             break;
                         };
-                        let (webhooks, ended) = (webhooks.clone(), ended.clone());
-                        tokio::spawn(async move {
+                        running
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .insert(delivery.id, delivery.clone());
+                        let (webhooks, ended, running) =
+                            (webhooks.clone(), ended.clone(), running.clone());
+                        attempts.spawn(async move {
                             match webhooks.attempt(&delivery).await {
                                 Ok(report) => log_attempt(&report),
                                 Err(e) => tracing::warn!(
@@ -349,6 +479,10 @@ async fn deliver_webhooks(
                                     "webhook attempt not recorded"
                                 ),
                             }
+                            running
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .remove(&delivery.id);
                             drop(permit);
                             ended.notify_one();
                         });
@@ -366,6 +500,34 @@ async fn deliver_webhooks(
         tokio::select! {
             () = ended.notified() => {}
             () = tokio::time::sleep(idle) => {}
+            _ = stop.changed() => {}
+        }
+    }
+    // Stopping: the attempts under way go on while the HTTP side drains (until the sender
+    // is dropped).
+    tokio::select! {
+        () = async { while attempts.join_next().await.is_some() {} } => {}
+        () = async { while stop.changed().await.is_ok() {} } => {}
+    }
+    attempts.shutdown().await;
+    let unfinished: Vec<DueDelivery> = running
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain()
+        .map(|(_, delivery)| delivery)
+        .collect();
+    for delivery in unfinished {
+        match webhooks.release(&delivery).await {
+            Ok(released) => tracing::info!(
+                delivery = %delivery.id,
+                released,
+                "webhook delivery given back unattempted: another instance may claim it now"
+            ),
+            Err(e) => tracing::warn!(
+                error = format!("{e:#}"),
+                delivery = %delivery.id,
+                "could not give back a webhook delivery: its lease runs out instead"
+            ),
         }
     }
 }

@@ -43,6 +43,12 @@ pub struct ServerSettings {
     /// The address payers and merchants reach the service at (links, redirects); defaults to
     /// `http://{host}:{port}`.
     pub public_base_url: Option<String>,
+    /// After SIGTERM or Ctrl-C: how long readiness answers 503 while the listener still
+    /// accepts and serves, so that a load balancer notices before the listener closes
+    /// (milliseconds; `docs/decisions/0018-shutdown-and-database-timeouts.md`).
+    pub shutdown_grace_ms: u64,
+    /// After the grace period: how long requests in flight may take to finish (seconds).
+    pub shutdown_timeout_seconds: u64,
 }
 
 /// The database.
@@ -58,6 +64,46 @@ pub struct DatabaseSettings {
     /// it, every connection uses TLS and verifies the certificate and the host name
     /// (`sslmode=verify-full`). The URL's `sslrootcert` does the same.
     pub ca_file: Option<PathBuf>,
+    /// Opening one connection, at most (milliseconds). This and the settings below apply to
+    /// every pooled connection whatever the URL says
+    /// (`docs/decisions/0018-shutdown-and-database-timeouts.md`).
+    pub connect_timeout_ms: u64,
+    /// Waiting for a free pooled connection, at most (milliseconds).
+    pub checkout_timeout_ms: u64,
+    /// `tcp_user_timeout` in milliseconds (libpq's unit; the service converts it).
+    pub tcp_user_timeout_ms: u64,
+    /// TCP keepalives: idle time before the first probe (milliseconds).
+    pub keepalives_idle_ms: u64,
+    /// TCP keepalives: time between probes (milliseconds).
+    pub keepalives_interval_ms: u64,
+    /// TCP keepalives: probes unanswered before the socket is closed.
+    pub keepalives_retries: u32,
+    /// The `statement_timeout` of every pooled session (milliseconds).
+    pub statement_timeout_ms: u64,
+    /// The `idle_in_transaction_session_timeout` of every pooled session (milliseconds).
+    pub idle_in_transaction_timeout_ms: u64,
+    /// How long a statement may go without any answer before its connection is closed as
+    /// stalled (milliseconds); longer than `statement_timeout_ms`.
+    pub answer_timeout_ms: u64,
+}
+
+impl DatabaseSettings {
+    /// The pool's settings.
+    pub fn pool(&self) -> checkout_postgres::PoolSettings {
+        let ms = std::time::Duration::from_millis;
+        checkout_postgres::PoolSettings {
+            max_size: self.pool_size.max(1),
+            connect_timeout: ms(self.connect_timeout_ms),
+            checkout_timeout: ms(self.checkout_timeout_ms),
+            tcp_user_timeout: ms(self.tcp_user_timeout_ms),
+            keepalives_idle: ms(self.keepalives_idle_ms),
+            keepalives_interval: ms(self.keepalives_interval_ms),
+            keepalives_retries: self.keepalives_retries,
+            statement_timeout: ms(self.statement_timeout_ms),
+            idle_in_transaction_timeout: ms(self.idle_in_transaction_timeout_ms),
+            answer_timeout: ms(self.answer_timeout_ms),
+        }
+    }
 }
 
 /// Token issuance.
@@ -635,16 +681,29 @@ impl Default for ServerSettings {
             port: 8080,
             workers: None,
             public_base_url: None,
+            shutdown_grace_ms: 5000,
+            shutdown_timeout_seconds: 30,
         }
     }
 }
 
 impl Default for DatabaseSettings {
     fn default() -> Self {
+        let pool = checkout_postgres::PoolSettings::new(16);
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         DatabaseSettings {
             url: None,
-            pool_size: 16,
+            pool_size: pool.max_size,
             ca_file: None,
+            connect_timeout_ms: ms(pool.connect_timeout),
+            checkout_timeout_ms: ms(pool.checkout_timeout),
+            tcp_user_timeout_ms: ms(pool.tcp_user_timeout),
+            keepalives_idle_ms: ms(pool.keepalives_idle),
+            keepalives_interval_ms: ms(pool.keepalives_interval),
+            keepalives_retries: pool.keepalives_retries,
+            statement_timeout_ms: ms(pool.statement_timeout),
+            idle_in_transaction_timeout_ms: ms(pool.idle_in_transaction_timeout),
+            answer_timeout_ms: ms(pool.answer_timeout),
         }
     }
 }
@@ -923,6 +982,25 @@ impl Settings {
         if self.database.pool_size == 0 || self.identity.token_lifetime_seconds == 0 {
             bail!("pool_size and token_lifetime_seconds must be positive");
         }
+        let d = &self.database;
+        if [
+            d.connect_timeout_ms,
+            d.checkout_timeout_ms,
+            d.tcp_user_timeout_ms,
+            d.keepalives_idle_ms,
+            d.keepalives_interval_ms,
+            d.statement_timeout_ms,
+            d.idle_in_transaction_timeout_ms,
+        ]
+        .contains(&0)
+            || d.keepalives_retries == 0
+            || d.answer_timeout_ms <= d.statement_timeout_ms
+        {
+            bail!(
+                "CHECKOUT__DATABASE__*_MS and KEEPALIVES_RETRIES must be positive, and \
+                 ANSWER_TIMEOUT_MS longer than STATEMENT_TIMEOUT_MS"
+            );
+        }
         Ok(())
     }
 
@@ -1026,6 +1104,31 @@ mod tests {
             GuardSettings::default().policy(),
             checkout_domain::guard::GuardPolicy::default()
         );
+    }
+
+    #[test]
+    fn the_database_bounds_default_to_the_pools_and_are_checked() {
+        assert_eq!(
+            DatabaseSettings::default().pool(),
+            checkout_postgres::PoolSettings::new(16)
+        );
+        let s = Settings::from_sources(vars(&[
+            ("CHECKOUT__DATABASE__TCP_USER_TIMEOUT_MS", "2500"),
+            ("CHECKOUT__DATABASE__STATEMENT_TIMEOUT_MS", "3000"),
+            ("CHECKOUT__DATABASE__ANSWER_TIMEOUT_MS", "4000"),
+        ]))
+        .unwrap();
+        let pool = s.database.pool();
+        assert_eq!(
+            pool.tcp_user_timeout,
+            std::time::Duration::from_millis(2500)
+        );
+        assert_eq!(pool.answer_timeout, std::time::Duration::from_secs(4));
+        // An answer bound at or below the statement time-out would close live connections.
+        let err =
+            Settings::from_sources(vars(&[("CHECKOUT__DATABASE__ANSWER_TIMEOUT_MS", "5000")]))
+                .unwrap_err();
+        assert!(err.to_string().contains("ANSWER_TIMEOUT_MS"), "{err}");
     }
 
     fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -126,6 +126,12 @@ pub trait WebhookStore: Send + Sync {
         next: NextStep,
     ) -> anyhow::Result<bool>;
 
+    /// Ends the lease of `delivery`'s claim without logging an attempt (a worker stopping
+    /// gives back what it claimed): MUST change the delivery only while `delivery.claim` still
+    /// holds it and it is pending, and MUST leave it due as it was, so that another worker
+    /// may claim it at once. Returns whether it changed.
+    async fn release_claim(&self, delivery: &DueDelivery) -> anyhow::Result<bool>;
+
     /// One page of the deliveries of the live endpoint `endpoint` of `terminal`: at most
     /// `limit`, newest first (in the order they were queued), after `after` (a cursor this
     /// method returned: the deliveries queued before it) or from the newest, each with its

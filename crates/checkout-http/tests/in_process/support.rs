@@ -123,6 +123,9 @@ impl WebhookStore for NoWebhooks {
     ) -> anyhow::Result<bool> {
         Ok(false)
     }
+    async fn release_claim(&self, _: &DueDelivery) -> anyhow::Result<bool> {
+        Ok(false)
+    }
     async fn deliveries(
         &self,
         _: &TerminalNumber,

@@ -31,6 +31,9 @@ pub const DB_POOL_CONNECTIONS: &str = "checkout_db_pool_connections";
 pub const DB_POOL_MAX: &str = "checkout_db_pool_max_connections";
 /// Gauge: callers waiting for a database connection.
 pub const DB_POOL_WAITING: &str = "checkout_db_pool_waiting";
+/// Counter: pooled database connections closed because a statement had no answer within the
+/// bound (a stalled network path; `docs/decisions/0018-shutdown-and-database-timeouts.md`).
+pub const DB_STALLED_CONNECTIONS_TOTAL: &str = "checkout_db_stalled_connections_total";
 /// Gauge: payment attempts whose outcome is not known yet (Sent or Unknown).
 pub const RECONCILIATION_BACKLOG: &str = "checkout_reconciliation_backlog";
 /// Gauge: age in seconds of the oldest such attempt (0 when there is none).
@@ -139,6 +142,10 @@ fn describe() {
         DB_POOL_WAITING,
         "Callers waiting for a database connection."
     );
+    metrics::describe_counter!(
+        DB_STALLED_CONNECTIONS_TOTAL,
+        "Database connections closed because a statement had no answer within the bound."
+    );
     metrics::describe_gauge!(
         RECONCILIATION_BACKLOG,
         "Payment attempts whose outcome is not known yet (Sent or Unknown)."
@@ -232,6 +239,7 @@ fn refresh_on_scrape(store: &PgStore) {
         .set(pool.open.saturating_sub(pool.in_use) as f64);
     metrics::gauge!(DB_POOL_MAX).set(pool.max_size as f64);
     metrics::gauge!(DB_POOL_WAITING).set(pool.waiting as f64);
+    metrics::counter!(DB_STALLED_CONNECTIONS_TOTAL).absolute(store.stalled_connections_closed());
 }
 
 /// Reads the reconciliation backlog from the store and sets its gauges (called by the

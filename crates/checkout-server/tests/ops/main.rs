@@ -11,6 +11,8 @@ mod db_proxy;
 mod health;
 mod metrics;
 mod outage;
+mod partition;
+mod shutdown;
 
 /// Asserts a ProblemDetails body of `status`.
 pub fn assert_problem(reply: &support::server::Reply, status: u16) {

@@ -162,6 +162,7 @@ async fn every_family_is_exposed_and_requests_are_labelled_by_route_pattern() {
         ("checkout_db_pool_connections", "gauge"),
         ("checkout_db_pool_max_connections", "gauge"),
         ("checkout_db_pool_waiting", "gauge"),
+        ("checkout_db_stalled_connections", "counter"),
         ("checkout_reconciliation_backlog", "gauge"),
         (
             "checkout_reconciliation_oldest_unresolved_age_seconds",

@@ -126,6 +126,8 @@ impl TestServer {
             ("CHECKOUT__SERVER__PORT".into(), "0".into()),
             ("CHECKOUT__SERVER__WORKERS".into(), "2".into()),
             ("CHECKOUT__DATABASE__POOL_SIZE".into(), "4".into()),
+            // No grace period after SIGTERM unless a test asks for one (tests/ops/shutdown.rs).
+            ("CHECKOUT__SERVER__SHUTDOWN_GRACE_MS".into(), "0".into()),
         ];
         match mode {
             Mode::Sandbox => {
@@ -397,10 +399,20 @@ impl TestServer {
 impl TestServer {
     /// Sends SIGTERM and waits (up to `within`) for the process to exit; returns its status.
     pub fn terminate(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        self.send_sigterm();
+        self.wait_for_exit(within)
+    }
+
+    /// Sends SIGTERM, and returns at once.
+    pub fn send_sigterm(&self) {
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
             .status();
+    }
+
+    /// Waits (up to `within`) for the process to exit; returns its status.
+    pub fn wait_for_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
         let started = std::time::Instant::now();
         while started.elapsed() < within {
             if let Ok(Some(status)) = self.child.try_wait() {

@@ -68,6 +68,12 @@ impl Webhooks {
             .await
     }
 
+    /// Gives back a claimed delivery without attempting it (a worker stopping): it stays
+    /// due, and another worker may claim it at once. Returns whether the claim still held it.
+    pub async fn release(&self, delivery: &DueDelivery) -> anyhow::Result<bool> {
+        self.ports.store.release_claim(delivery).await
+    }
+
     /// Makes one attempt at a claimed delivery. The attempt is logged whatever happens; a 2xx
     /// ends the delivery, any other outcome schedules the next attempt or, past the schedule,
     /// fails it; and the endpoint's circuit moves (see
