@@ -364,7 +364,7 @@ pub async fn alerts_are_listed_and_old_answers_forgotten(store: Store) {
     let b = stored(&store, "T-2", "LIST-B").await;
     assert!(store.alerted_terminals().await.unwrap().is_empty());
     assert!(store
-        .set_alert(&a.terminal(), true, a.id(), sec(1))
+        .set_alert(a.terminal(), true, a.id(), sec(1))
         .await
         .unwrap());
     assert_eq!(
