@@ -1,6 +1,7 @@
 //! Database statement latency and errors, for the on-call engineer: every connection the
-//! store opens (the pool's and the combining runners') reports each statement through diesel's
-//! instrumentation hook, installed once per process by [`install`].
+//! store opens reports each statement through diesel's instrumentation hook, once [`install`]
+//! was called (the pool's connections through their watchdog's instrumentation, which
+//! forwards every event here; others through diesel's default instrumentation).
 //!
 //! Labels are fixed names: the statement's `kind` (its first SQL keyword: `select`, `insert`,
 //! `update`, `delete`, `with`, else `other`) and the error's `kind` (diesel's classification).
@@ -9,6 +10,7 @@
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use diesel::connection::{Instrumentation, InstrumentationEvent};
@@ -22,21 +24,33 @@ pub const STATEMENT_DURATION: &str = "checkout_db_statement_duration_seconds";
 /// statement time-out, `client`: the client's own (a bind or a row that could not be read)).
 pub const ERRORS_TOTAL: &str = "checkout_db_errors_total";
 
+/// Whether [`install`] was called.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
 /// Installs the instrumentation for every connection established from now on. Idempotent in
 /// effect (diesel keeps the last one installed).
 pub fn install() -> anyhow::Result<()> {
+    INSTALLED.store(true, Ordering::Release);
     diesel::connection::set_default_instrumentation(|| Some(Box::new(StatementMetrics::default())))
         .map_err(|e| anyhow::anyhow!("installing the database statement metrics: {e}"))
 }
 
 /// One connection's statements in flight (pipelined statements answer in order).
 #[derive(Default)]
-struct StatementMetrics {
+pub(crate) struct StatementMetrics {
     started: VecDeque<(Instant, &'static str)>,
 }
 
-impl Instrumentation for StatementMetrics {
-    fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+impl StatementMetrics {
+    /// A connection's metrics when [`install`] was called, else none.
+    pub(crate) fn when_installed() -> Option<StatementMetrics> {
+        INSTALLED
+            .load(Ordering::Acquire)
+            .then(StatementMetrics::default)
+    }
+
+    /// Records `event` (a statement started or answered, a connection that failed).
+    pub(crate) fn observe(&mut self, event: &InstrumentationEvent<'_>) {
         match event {
             InstrumentationEvent::StartQuery { query, .. } => {
                 self.started
@@ -51,11 +65,20 @@ impl Instrumentation for StatementMetrics {
                     metrics::counter!(ERRORS_TOTAL, "kind" => kind).increment(1);
                 }
             }
+            // A connection (re)established, or lent again by the pool (the watchdog's reset):
+            // statements its previous holder dropped unanswered never finish.
+            InstrumentationEvent::StartEstablishConnection { .. } => self.started.clear(),
             InstrumentationEvent::FinishEstablishConnection { error: Some(_), .. } => {
                 metrics::counter!(ERRORS_TOTAL, "kind" => "connect").increment(1);
             }
             _ => {}
         }
+    }
+}
+
+impl Instrumentation for StatementMetrics {
+    fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+        self.observe(&event);
     }
 }
 

@@ -56,7 +56,10 @@ impl Watched {
 
 /// The instrumentation of one pooled connection: it tells the watchdog when a statement
 /// starts and when one is answered.
-pub(crate) struct Watch(Arc<Watched>);
+pub(crate) struct Watch(
+    Arc<Watched>,
+    Option<crate::statement_metrics::StatementMetrics>,
+);
 
 impl Watch {
     fn started(&self) {
@@ -85,6 +88,9 @@ impl Watch {
 
 impl Instrumentation for Watch {
     fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+        if let Some(metrics) = &mut self.1 {
+            metrics.observe(&event);
+        }
         match event {
             InstrumentationEvent::StartQuery { .. } => self.started(),
             InstrumentationEvent::FinishQuery { .. } => self.answered(),
@@ -135,7 +141,13 @@ impl Watchdog {
             .unwrap_or_else(PoisonError::into_inner);
         connections.retain(|w| w.strong_count() > 0);
         connections.push(Arc::downgrade(&watched));
-        (Watch(watched), closed)
+        (
+            Watch(
+                watched,
+                crate::statement_metrics::StatementMetrics::when_installed(),
+            ),
+            closed,
+        )
     }
 
     /// Closes every connection with a statement unanswered for longer than `bound`, logging
