@@ -6,7 +6,11 @@ request rejected") tests everything else:
 - items and additional charges are in the request's currencyCode;
 - expirationDateTime lies within the configured bounds ahead of now (5 minutes to 24 hours
   for an integrated checkout);
-- a webhook endpoint's host resolves (the sandbox accepts loopback).
+- a webhook endpoint's host resolves (the sandbox accepts loopback);
+- the lookup of a payment (GET /pay/api/payment) names exactly one of transactionReferenceNumber
+  and internalTransactionReferenceNumber;
+- the events feed's `after` is a cursor the service handed out (a generated one never is, so
+  it is left out of a positive case).
 
 Every case is mapped, in every phase (`map_case` runs in the coverage phase too), except a
 negative case whose violation is (or may be) in its body: that keeps its violation.
@@ -43,7 +47,26 @@ def map_case(ctx, case):
         return case
     if isinstance(case.body, dict):
         case.body = _prose_rules(case.body)
+    if _is_positive(case.meta) and isinstance(case.query, dict):
+        _query_rules(getattr(case, "path", ""), case.query)
     return case
+
+
+def _is_positive(meta):
+    return meta is None or meta.generation.mode == "positive"
+
+
+def _query_rules(path, query):
+    """The prose rules of query parameters, on a positive case's `query` (changed in place)."""
+    if path == "/pay/api/payment":
+        external = "transactionReferenceNumber"
+        internal = "internalTransactionReferenceNumber"
+        if external in query and internal in query:
+            del query[internal]
+        elif external not in query and internal not in query:
+            query[external] = "ORDER-1001"
+    elif path == "/pay/api/events":
+        query.pop("after", None)
 
 
 @schemathesis.hook
