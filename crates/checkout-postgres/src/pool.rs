@@ -106,13 +106,18 @@ pub(crate) fn build(
         let watchdog = watchdog.clone();
         Box::pin(async move {
             let establish = crate::tls::establish_pooled(url, &settings, &watchdog);
-            match tokio::time::timeout(connect_timeout, establish).await {
+            let connection = match tokio::time::timeout(connect_timeout, establish).await {
                 Ok(connection) => connection,
                 Err(_) => Err(ConnectionError::BadConnection(format!(
                     "timed out after {} ms connecting to the database",
                     connect_timeout.as_millis()
                 ))),
+            };
+            if connection.is_err() {
+                // Opened by hand (the watchdog drives it), so diesel reports no event of it.
+                crate::statement_metrics::count_failed_connection();
             }
+            connection
         })
     });
     let manager = AsyncDieselConnectionManager::new_with_config(database_url, config);

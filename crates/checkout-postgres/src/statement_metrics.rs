@@ -35,6 +35,13 @@ pub fn install() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("installing the database statement metrics: {e}"))
 }
 
+/// Counts a connection the store could not open (when [`install`] was called).
+pub(crate) fn count_failed_connection() {
+    if INSTALLED.load(Ordering::Acquire) {
+        metrics::counter!(ERRORS_TOTAL, "kind" => "connect").increment(1);
+    }
+}
+
 /// One connection's statements in flight (pipelined statements answer in order).
 #[derive(Default)]
 pub(crate) struct StatementMetrics {
